@@ -1,0 +1,1 @@
+"""The phone: device protocol, simulated phone sandbox, adb runner, task suites."""

@@ -1,0 +1,96 @@
+"""The topic registry: every topic's name, key, partitions, cleanup policy and event types."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from schemas.envelope import Event
+from schemas.episodes import (
+    ActionRequested, DeviceFailed, EpisodeEnded, EpisodeStarted, ObservationRecorded,
+)
+from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
+from schemas.reviews import ReviewDecided, ReviewRequested
+from schemas.tasks import TaskProposed
+from schemas.training import (
+    CheckpointSaved, DatasetSnapshotted, EvalReported, TrainingFeedbackIssued,
+)
+from schemas.verdicts import FailureTraced, VerdictIssued
+
+__all__ = ["Topic", "TOPICS", "topic", "DLQ_SUFFIX", "dlq_name"]
+
+#: Dead letters of topic T go to T + this suffix.
+DLQ_SUFFIX = ".dlq"
+
+
+def dlq_name(name: str) -> str:
+    return name + DLQ_SUFFIX
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One Kafka topic of the loop and the tagged union of events it carries."""
+
+    name: str
+    key: str  # event field whose value is the message key (partitioning + compaction)
+    partitions: int
+    cleanup_policy: Literal["delete", "compact"]
+    event_types: tuple[type[Event], ...]
+    description: str
+
+    @property
+    def type_names(self) -> frozenset[str]:
+        return frozenset(model.event_type() for model in self.event_types)
+
+    @property
+    def dlq(self) -> str:
+        return dlq_name(self.name)
+
+    def key_of(self, event: Event) -> bytes:
+        """The message key for `event` on this topic."""
+        return str(getattr(event, self.key)).encode()
+
+    def renamed(self, name: str) -> Topic:
+        """The same topic under another name (tests use a fresh random name each)."""
+        return dataclasses.replace(self, name=name)
+
+
+# Partition counts: 6 for per-device and per-episode streams so six device runners or
+# rollout workers can share a consumer group; 3 elsewhere (the docker-compose cluster
+# has 3 brokers); 1 for low-volume control topics whose order matters.
+TOPICS: dict[str, Topic] = {t.name: t for t in (
+    Topic("flywheel.tasks", "task_id", 3, "delete", (TaskProposed,),
+          "Task instances proposed by the generator."),
+    Topic("flywheel.actions", "device_id", 6, "delete", (ActionRequested,),
+          "Actions for device runners, keyed by device so one member owns a device."),
+    Topic("flywheel.observations", "episode_id", 6, "delete", (ObservationRecorded, DeviceFailed),
+          "What devices report back after each action, and device failures."),
+    Topic("flywheel.episodes", "episode_id", 6, "delete", (EpisodeStarted, EpisodeEnded),
+          "Episode lifecycle with whole trajectories."),
+    Topic("flywheel.verdicts", "episode_id", 3, "delete", (VerdictIssued,),
+          "Checker scores read from device state."),
+    Topic("flywheel.failures", "episode_id", 3, "delete", (FailureTraced,),
+          "Structured failure traces for the curator and the harness evolver."),
+    Topic("flywheel.reviews", "review_id", 1, "delete", (ReviewRequested, ReviewDecided),
+          "The human review gate: requests and decisions."),
+    Topic("flywheel.datasets", "snapshot_id", 1, "compact", (DatasetSnapshotted,),
+          "Parquet training-set snapshots and their manifests."),
+    Topic("flywheel.checkpoints", "checkpoint_id", 1, "compact", (CheckpointSaved,),
+          "Model checkpoints from the trainer."),
+    Topic("flywheel.feedback", "run_id", 1, "delete", (TrainingFeedbackIssued,),
+          "Training feedback that steers task generation."),
+    Topic("flywheel.evals", "subject_id", 1, "delete", (EvalReported,),
+          "Evaluation reports for checkpoints and harness versions."),
+    Topic("flywheel.harness", "proposal_id", 1, "delete",
+          (HarnessProposed, HarnessEvaluated, HarnessPromoted),
+          "Harness proposals, their evaluations and promotions."),
+)}
+
+
+def topic(name: str) -> Topic:
+    """The registered topic called `name`, with a clear error if there is none."""
+    try:
+        return TOPICS[name]
+    except KeyError:
+        raise KeyError(f"no topic named {name!r}; known: {', '.join(sorted(TOPICS))}") from None

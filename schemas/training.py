@@ -1,0 +1,85 @@
+"""Training-side events: dataset snapshots, checkpoints, training feedback, eval reports."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from schemas.envelope import Event, Frozen
+from schemas.observations import BlobRef
+
+__all__ = [
+    "OffsetRange", "DatasetSnapshotted", "CheckpointSaved", "TrainingFeedbackIssued",
+    "FamilyScores", "EvalReported",
+]
+
+
+class OffsetRange(Frozen):
+    """Inclusive offsets of one topic partition that a snapshot was built from."""
+
+    topic: str
+    partition: int = Field(ge=0)
+    first: int = Field(ge=0)
+    last: int = Field(ge=0)
+
+
+class DatasetSnapshotted(Event):
+    """A curator wrote a Parquet training set; the manifest names every source event."""
+
+    type: Literal["dataset.snapshotted"] = "dataset.snapshotted"
+    snapshot_id: str
+    kind: Literal["sft", "rl", "eval"]
+    path: str = Field(description="Directory holding data.parquet and manifest.json.")
+    manifest: BlobRef
+    rows: int = Field(ge=0)
+    source_event_ids_sha256: str = Field(pattern=r"^[0-9a-f]{64}$",
+                                         description="sha256 of the sorted source event ids.")
+    source_offsets: list[OffsetRange] = Field(default_factory=list)
+    family_counts: dict[str, int] = Field(default_factory=dict)
+
+
+class CheckpointSaved(Event):
+    type: Literal["checkpoint.saved"] = "checkpoint.saved"
+    checkpoint_id: str
+    run_id: str
+    stage: Literal["sft", "rl"]
+    step: int = Field(ge=0)
+    base_model: str
+    snapshot_id: str
+    weights: BlobRef
+    metrics: dict[str, float] = Field(default_factory=dict)
+
+
+class TrainingFeedbackIssued(Event):
+    """What the trainer wants more (or less) of: sampling weights per family and template."""
+
+    type: Literal["training.feedback_issued"] = "training.feedback_issued"
+    run_id: str
+    family_weights: dict[str, float] = Field(default_factory=dict)
+    template_weights: dict[str, float] = Field(default_factory=dict)
+    weak_templates: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class FamilyScores(Frozen):
+    tool: float = Field(ge=0.0, le=1.0)
+    memory: float = Field(ge=0.0, le=1.0)
+    skills: float = Field(ge=0.0, le=1.0)
+    subagent: float = Field(ge=0.0, le=1.0)
+
+    @property
+    def overall(self) -> float:
+        """MobilePA-Bench's weighting: 0.5·tool + 0.2·memory + 0.2·skills + 0.1·sub-agent."""
+        return 0.5 * self.tool + 0.2 * self.memory + 0.2 * self.skills + 0.1 * self.subagent
+
+
+class EvalReported(Event):
+    type: Literal["eval.reported"] = "eval.reported"
+    subject: Literal["checkpoint", "harness"]
+    subject_id: str
+    split: Literal["train", "dev", "test"]
+    episodes: int = Field(ge=0)
+    scores: FamilyScores
+    overall: float = Field(ge=0.0, le=1.0)
+    template_scores: dict[str, float] = Field(default_factory=dict)

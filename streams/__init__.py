@@ -1,0 +1,1 @@
+"""Kafka plumbing: codec, typed producer/consumer, faust factory, dead letters, sinks, local broker."""

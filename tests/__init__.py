@@ -1,0 +1,1 @@
+"""Tests mirroring the packages, integration tests against the real local broker."""
