@@ -46,6 +46,16 @@ class Event(Frozen):
     correlation_id: str = Field(min_length=1, description="The run or episode it belongs to.")
     causation_id: str | None = Field(default=None, description="The event that caused this one.")
 
+    @field_validator("schema_version")
+    @classmethod
+    def _must_be_current(cls, value: int) -> int:
+        # Older payloads are upcast before validation (schemas.registry), so a model
+        # instance always holds its type's current version.
+        if value != cls.current_version:
+            raise ValueError(f"schema_version must be {cls.current_version} for this model; "
+                             "read older payloads through schemas.registry.validate_event")
+        return value
+
     @field_validator("occurred_at")
     @classmethod
     def _must_be_utc(cls, value: datetime) -> datetime:
