@@ -1,0 +1,80 @@
+"""DuckDB over the archive: one view per topic (named after its last dotted part) and `events`."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import duckdb
+
+from services.archiver.rows import is_dead_letter_topic
+from services.archiver.store import ArchiveStore
+
+__all__ = ["QueryResult", "open_archive", "run_query", "view_name"]
+
+logger = logging.getLogger(__name__)
+
+#: A view name must be a plain SQL identifier; anything else becomes an underscore.
+_NOT_IDENT = re.compile(r"[^0-9a-zA-Z_]")
+
+
+def view_name(topic: str) -> str:
+    """`flywheel.tasks` → `tasks`; `flywheel.tasks.dlq` → `tasks_dlq`."""
+    if is_dead_letter_topic(topic):
+        base = topic.rsplit(".", 2)
+        name = f"{base[-2]}_dlq" if len(base) >= 2 else topic
+    else:
+        name = topic.rsplit(".", 1)[-1]
+    name = _NOT_IDENT.sub("_", name)
+    return f"t_{name}" if name[0].isdigit() else name
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _scan(paths: list[str]) -> str:
+    files = ", ".join(_sql_string(p) for p in paths)
+    return f"read_parquet([{files}], hive_partitioning = false, union_by_name = true)"
+
+
+def open_archive(store: ArchiveStore) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the archive's views; ArchiveMissing if none.
+
+    Views are created over the file lists present now; open a new connection to see newer files.
+    """
+    store.require()
+    con = duckdb.connect(":memory:")
+    every: list[str] = []
+    taken: set[str] = {"events"}
+    for topic in store.topics():
+        paths = [str(p) for p in store.files([topic])]
+        every.extend(paths)
+        name = view_name(topic)
+        if name in taken:  # two topics share a last part: fall back to the full name
+            name = _NOT_IDENT.sub("_", topic)
+        taken.add(name)
+        con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM {_scan(paths)}')
+    con.execute(f"CREATE VIEW events AS SELECT * FROM {_scan(every)}")
+    return con
+
+
+class QueryResult:
+    """Column names and rows of one query."""
+
+    def __init__(self, columns: list[str], rows: list[tuple[object, ...]]) -> None:
+        self.columns = columns
+        self.rows = rows
+
+
+def run_query(store: ArchiveStore, sql: str) -> QueryResult:
+    """Runs `sql` over the archive's views; duckdb.Error carries DuckDB's message."""
+    con = open_archive(store)
+    try:
+        cursor = con.execute(sql)
+        columns = [d[0] for d in cursor.description] if cursor.description else []
+        rows = cursor.fetchall() if cursor.description else []
+        return QueryResult(columns, rows)
+    finally:
+        con.close()
+

@@ -1,0 +1,120 @@
+"""Re-publish an archive into a broker, byte for byte, in (topic, partition, offset) order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kafka import KafkaProducer
+from kafka.errors import KafkaError
+
+from services.archiver.store import ArchiveStore
+from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = ["ReplayError", "ReplayReport", "replay_archive"]
+
+logger = logging.getLogger(__name__)
+
+#: Batches of up to 1 MiB with a few ms of linger: replay is bulk, throughput over latency.
+BATCH_BYTES = 1024 * 1024
+LINGER_MS = 5
+#: Room for the record overhead (key, headers, batch header) above the largest event.
+REQUEST_OVERHEAD_BYTES = 64 * 1024
+#: Progress is reported every this many records (and at the end of each topic).
+PROGRESS_EVERY = 5_000
+#: A flush waits this long for the broker to acknowledge everything sent.
+FLUSH_TIMEOUT_S = 120.0
+
+ProgressCallback = Callable[[str, int, int], None]  # (topic, done, total)
+
+
+class ReplayError(RuntimeError):
+    """The archive could not be re-published (one sentence)."""
+
+
+@dataclass
+class ReplayReport:
+    """Records re-published per topic."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def _producer(bootstrap: str) -> KafkaProducer:
+    try:
+        # Idempotence keeps per-partition order across retries with several requests in flight.
+        return KafkaProducer(
+            bootstrap_servers=bootstrap, client_id="flywheel-replay", acks="all",
+            enable_idempotence=True, linger_ms=LINGER_MS, batch_size=BATCH_BYTES,
+            max_request_size=DEFAULT_MAX_MESSAGE_BYTES + REQUEST_OVERHEAD_BYTES,
+        )
+    except KafkaError as error:
+        raise ReplayError(f"cannot reach Kafka at {bootstrap} ({type(error).__name__}); start "
+                          f"the broker or fix KAFKA_BOOTSTRAP_SERVERS") from None
+
+
+def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | None = None,
+                   on_progress: ProgressCallback | None = None) -> ReplayReport:
+    """Produces every archived record of `topics` (default: all archived, dead letters too)
+    with its original key, bytes, headers and timestamp, to its original partition when the
+    target topic has it (else the key picks), partition by partition in offset order.
+
+    The target topics must exist. Consumers dedupe on event id, so replaying into a broker
+    that already holds some of the events changes nothing downstream.
+    """
+    store.require()
+    names = sorted(topics) if topics is not None else store.topics()
+    missing = [t for t in names if t not in store.topics()]
+    if missing:
+        raise ReplayError(f"the archive at {store.root} has no topic {missing[0]!r}; see "
+                          f"`flywheel archive stats` for the archived topics")
+    report = ReplayReport()
+    producer = _producer(bootstrap)
+    try:
+        for name in names:
+            report.counts[name] = _replay_topic(store, producer, name, on_progress)
+        producer.flush(timeout=FLUSH_TIMEOUT_S)
+    except KafkaError as error:
+        raise ReplayError(f"re-publishing to {bootstrap} failed ({type(error).__name__}: "
+                          f"{error}); check the broker and run the replay again (consumers "
+                          f"dedupe, so a second replay is safe)") from None
+    finally:
+        producer.close()
+    return report
+
+
+def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
+                  on_progress: ProgressCallback | None) -> int:
+    table = store.read_for_replay(name)
+    total = table.num_rows
+    partitions = producer.partitions_for(name)
+    if not partitions:
+        raise ReplayError(f"topic {name!r} does not exist on the target broker; create it "
+                          f"first (`flywheel run` and `flywheel archive replay` do)")
+    cols = {c: table[c].to_pylist() for c in
+            ("partition", "timestamp_ms", "key", "payload", "raw", "headers")}
+    futures = []
+    for i in range(total):
+        payload = cols["payload"][i]
+        value = payload.encode("utf-8") if payload is not None else cols["raw"][i]
+        partition = cols["partition"][i]
+        headers = [(h["key"], h["value"]) for h in cols["headers"][i] or ()]
+        futures.append(producer.send(
+            name, value=value, key=cols["key"][i], headers=headers,
+            partition=partition if partition in partitions else None,
+            timestamp_ms=cols["timestamp_ms"][i],
+        ))
+        if on_progress is not None and (i + 1) % PROGRESS_EVERY == 0:
+            on_progress(name, i + 1, total)
+    producer.flush(timeout=FLUSH_TIMEOUT_S)
+    for future in futures:
+        if future.failed():
+            raise future.exception
+    if on_progress is not None:
+        on_progress(name, total, total)
+    logger.info("replayed %d records of %s", total, name)
+    return total

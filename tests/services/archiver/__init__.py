@@ -1,0 +1,1 @@
+"""Tests of the archiver service: rows, store, loop, replay, queries."""

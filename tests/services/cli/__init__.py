@@ -1,0 +1,1 @@
+"""Tests of the flywheel CLI commands."""
