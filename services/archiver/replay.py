@@ -6,13 +6,16 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import pyarrow.compute as pc
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
+from schemas.topics import DLQ_SUFFIX, TOPICS, Topic
 from services.archiver.store import ArchiveStore
+from streams.admin import create_topics
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["ReplayError", "ReplayReport", "replay_archive"]
+__all__ = ["ReplayError", "ReplayReport", "ensure_replay_topics", "replay_archive"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +58,27 @@ def _producer(bootstrap: str) -> KafkaProducer:
     except KafkaError as error:
         raise ReplayError(f"cannot reach Kafka at {bootstrap} ({type(error).__name__}); start "
                           f"the broker or fix KAFKA_BOOTSTRAP_SERVERS") from None
+
+
+def ensure_replay_topics(bootstrap: str, store: ArchiveStore,
+                         topics: Iterable[str] | None = None) -> list[str]:
+    """Creates the topics a replay writes to: registered ones (with their dead-letter topics) as
+    the registry says, others (tests' renamed copies) with as many partitions as the archive
+    shows, so every record can go back to its partition. Existing topics are left alone."""
+    names = list(topics) if topics is not None else store.topics()
+    registered = [TOPICS[n] for n in names if n in TOPICS]
+    others = []
+    for name in names:
+        base = name.removesuffix(DLQ_SUFFIX)
+        if name in TOPICS or (name != base and base in TOPICS):
+            continue
+        partitions = pc.max(store.read([name], columns=["partition"])["partition"]).as_py()
+        others.append(Topic(name, "event_id", (partitions or 0) + 1, "delete", (),
+                            "re-created by archive replay"))
+    create_topics(bootstrap, registered, with_dlq=True)
+    if others:
+        create_topics(bootstrap, others, with_dlq=False)
+    return names
 
 
 def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | None = None,

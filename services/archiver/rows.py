@@ -16,6 +16,7 @@ __all__ = [
     "ARCHIVE_SCHEMA",
     "DEAD_LETTER_ID_PREFIX",
     "ERROR_HEADER_KEYS",
+    "VOLATILE_HEADER_KEYS",
     "ArchivableRecord",
     "ArchiveRow",
     "dead_letter_id",
@@ -29,7 +30,10 @@ __all__ = [
 #: redelivered or replayed dead letter is recognised like a redelivered event.
 DEAD_LETTER_ID_PREFIX = "dlq-"
 #: Header keys that may name a dead letter's error (the first present one fills `error`).
-ERROR_HEADER_KEYS = ("error", "x-error", "dlq.error", "flywheel.error", "flywheel-error")
+ERROR_HEADER_KEYS = ("error",)
+#: Dead-letter headers that differ each time the same record fails (streams.dlq stamps the
+#: time); left out of the dead-letter id so a redelivered failure is one archived row.
+VOLATILE_HEADER_KEYS = frozenset({"failed_at"})
 
 _HEADER_TYPE = pa.struct([("key", pa.string()), ("value", pa.binary())])
 
@@ -87,13 +91,16 @@ def _headers(record: ArchivableRecord) -> list[tuple[str, bytes]]:
 
 
 def dead_letter_id(record: ArchivableRecord) -> str:
-    """A content id for a dead letter: its topic, key, bytes and headers (not its offset), so the
-    same dead letter redelivered or replayed into a fresh broker gets the same id."""
+    """A content id for a dead letter: its topic, key, bytes and stable headers (error, source
+    topic/partition/offset; not its own offset nor failure time), so the same failure
+    dead-lettered again, redelivered or replayed into a fresh broker gets the same id."""
     digest = hashlib.sha256()
     for part in (record.topic.encode(), record.key or b"", record.value or b""):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     for key, value in sorted(_headers(record)):
+        if key in VOLATILE_HEADER_KEYS:
+            continue
         for part in (key.encode(), value):
             digest.update(len(part).to_bytes(8, "big"))
             digest.update(part)

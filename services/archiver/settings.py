@@ -7,11 +7,14 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from streams.settings import load_bus_settings
+
 __all__ = [
     "DEFAULT_FLUSH_INTERVAL_S",
     "DEFAULT_FLUSH_MAX_EVENTS",
     "ArchiverSettings",
     "load_archiver_settings",
+    "resolve_archive_dir",
 ]
 
 #: Two seconds bounds what a crash of a local run can lose while keeping files few (one file
@@ -69,3 +72,10 @@ def load_archiver_settings(**overrides: object) -> ArchiverSettings:
         field = ".".join(str(p) for p in first["loc"]) or "settings"
         raise ValueError(f"bad archiver setting '{field}' (env FLYWHEEL_ARCHIVER_"
                          f"{field.upper()}): {first['msg']}; fix it and try again") from None
+
+
+def resolve_archive_dir(explicit: Path | None = None) -> Path:
+    """The archive folder: `explicit` if given, else from ArchiverSettings and BusSettings."""
+    if explicit is not None:
+        return explicit
+    return load_archiver_settings().resolved_archive_dir(load_bus_settings().data_dir)

@@ -21,6 +21,8 @@ app = typer.Typer(
 # Each module defines `register(app: typer.Typer) -> None` that adds its commands.
 COMMAND_MODULES = (
     "services.cli.schemas_cmd",
+    "services.cli.archive_cmd",
+    "services.cli.sql_cmd",
 )
 
 for _name in COMMAND_MODULES:

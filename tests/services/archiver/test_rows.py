@@ -26,7 +26,9 @@ def test_dead_letter_id_ignores_offset_but_not_content() -> None:
                          timestamp_ms=5)
     other_bytes = Rec("flywheel.tasks.dlq", 0, 1, b"k", b"bad!", [("error", b"boom")])
     other_header = Rec("flywheel.tasks.dlq", 0, 1, b"k", b"bad", [("error", b"bang")])
-    assert dead_letter_id(a) == dead_letter_id(same_elsewhere)
+    again_later = Rec("flywheel.tasks.dlq", 0, 7, b"k", b"bad",
+                      [("error", b"boom"), ("failed_at", b"2024-05-01T00:00:00")])
+    assert dead_letter_id(a) == dead_letter_id(same_elsewhere) == dead_letter_id(again_later)
     assert dead_letter_id(a) != dead_letter_id(other_bytes)
     assert dead_letter_id(a) != dead_letter_id(other_header)
     assert dead_letter_id(a).startswith("dlq-") and len(dead_letter_id(a)) <= 64
