@@ -1,0 +1,149 @@
+"""Event <-> bytes: compact UTF-8 JSON values, envelope headers, and validating decode."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from schemas.envelope import Event
+from schemas.registry import EVENT_TYPES, InvalidEvent, SchemaError, upcast, validate_event
+from schemas.topics import Topic
+from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = [
+    "HEADER_EVENT_ID",
+    "HEADER_SCHEMA_VERSION",
+    "HEADER_TYPE",
+    "DecodeError",
+    "OversizeMessage",
+    "decode",
+    "decode_json",
+    "encode",
+    "encode_dict",
+    "field_path",
+    "header_value",
+    "headers_for",
+    "validate",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Header names: consumers and tools can route or filter without parsing the value.
+HEADER_TYPE = "type"
+HEADER_SCHEMA_VERSION = "schema_version"
+HEADER_EVENT_ID = "event_id"
+
+
+class DecodeError(SchemaError):
+    """The bytes are not UTF-8 JSON (one sentence)."""
+
+
+class OversizeMessage(SchemaError):
+    """The message is larger than the configured max_message_bytes (one sentence)."""
+
+
+def encode(event: Event) -> bytes:
+    """The event as compact UTF-8 JSON (the same bytes every time for the same event)."""
+    return event.model_dump_json(by_alias=True).encode("utf-8")
+
+
+def encode_dict(data: dict[str, Any]) -> bytes:
+    """A raw payload as compact UTF-8 JSON (tests and the archive's re-publisher use this)."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def headers_for(event: Event) -> list[tuple[str, bytes]]:
+    """Kafka headers naming the event's type, schema version and id."""
+    return [
+        (HEADER_TYPE, event.type.encode()),
+        (HEADER_SCHEMA_VERSION, str(event.schema_version).encode()),
+        (HEADER_EVENT_ID, event.event_id.encode()),
+    ]
+
+
+def header_value(headers: Any, name: str) -> str | None:
+    """The first header called `name` decoded as UTF-8 (None when absent)."""
+    for key, value in headers or ():
+        if key == name:
+            return value.decode("utf-8", "replace") if value is not None else None
+    return None
+
+
+def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Any:
+    """Parses the bytes as UTF-8 JSON, refusing oversize, empty and non-JSON values."""
+    if value is None:
+        raise DecodeError("the message has no value (a tombstone); producers must not send "
+                          "empty values")
+    if len(value) > max_bytes:
+        raise OversizeMessage(f"the message is {len(value)} bytes, over the {max_bytes}-byte "
+                              f"limit; store large payloads in the blob store")
+    try:
+        return json.loads(value.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise DecodeError(f"the message is not UTF-8 (bad byte at offset {error.start}); "
+                          f"producers must send UTF-8 JSON") from None
+    except json.JSONDecodeError as error:
+        raise DecodeError(f"the message is not valid JSON ({error.msg} at offset {error.pos}); "
+                          f"producers must send UTF-8 JSON") from None
+
+
+def field_path(loc: tuple[Any, ...], data: Any) -> str:
+    """The dotted path of a pydantic error location as the payload spells it.
+
+    Pydantic puts a union member's tag into the location (`steps.0.action.click.index`);
+    walking the payload alongside drops every part that is not a key or index there,
+    giving `steps.0.action.index`.
+    """
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict):
+            if part not in node:
+                continue  # a union tag or validator label, not a field
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            node = None
+        parts.append(str(part))
+    return ".".join(parts) or "<root>"
+
+
+def _clean_invalid(data: Any, original: InvalidEvent) -> InvalidEvent:
+    """`original` re-worded with a tag-free field path, when the model itself rejects `data`."""
+    try:
+        current = upcast(dict(data))
+        model = EVENT_TYPES[current["type"]]
+        model.model_validate(current)
+    except ValidationError as error:
+        first = error.errors()[0]
+        path = field_path(tuple(first["loc"]), current)
+        more = error.error_count() - 1
+        tail = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
+        return InvalidEvent(f"invalid {current['type']} event: field '{path}': "
+                            f"{first['msg']}{tail}", path)
+    except (SchemaError, KeyError, TypeError, ValueError):
+        return original
+    return original
+
+
+def validate(data: Any, topic: Topic) -> Event:
+    """A decoded payload as an event of `topic`'s union (upcast, checked, clear field paths)."""
+    try:
+        return validate_event(data, allowed=topic.type_names)
+    except InvalidEvent as error:
+        if isinstance(data, dict):
+            raise _clean_invalid(data, error) from None
+        raise
+
+
+def decode(value: bytes | None, topic: Topic, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Event:
+    """Bytes from `topic` as a validated event, older schema versions upcast to the current one.
+
+    Raises a `SchemaError` subclass (DecodeError, OversizeMessage, UnknownEventType,
+    TypeNotAllowed, FutureSchemaVersion, InvalidEvent) with a one-sentence message.
+    """
+    return validate(decode_json(value, max_bytes), topic)

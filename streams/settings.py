@@ -1,0 +1,62 @@
+"""Connection and local-broker settings shared by every streams module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DEFAULT_BROKER_PORT", "DEFAULT_MAX_MESSAGE_BYTES", "BusSettings", "load_bus_settings"]
+
+#: Off the Kafka default 9092 so a developer's own Kafka on 9092 does not collide with ours.
+DEFAULT_BROKER_PORT = 19092
+
+#: 1 MiB is Kafka's default `message.max.bytes`; big payloads go to the blob store, so an
+#: event larger than this is a bug upstream and is dead-lettered rather than produced.
+DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+
+
+class BusSettings(BaseSettings):
+    """Where the Kafka bus is, and how the local broker is run when none is configured."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FLYWHEEL_", frozen=True, extra="ignore", populate_by_name=True,
+    )
+
+    bootstrap_servers: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("KAFKA_BOOTSTRAP_SERVERS", "bootstrap_servers"),
+        description="Kafka bootstrap servers 'host:port[,host:port]'; unset means start and "
+                    "use the local broker (env KAFKA_BOOTSTRAP_SERVERS).",
+    )
+    data_dir: Path = Field(
+        default=Path("var"),
+        description="Folder for local state: broker.log, broker.json, archive (env "
+                    "FLYWHEEL_DATA_DIR).",
+    )
+    broker_port: int = Field(
+        default=DEFAULT_BROKER_PORT, ge=1, le=65535,
+        description="Loopback port the local broker listens on (env FLYWHEEL_BROKER_PORT).",
+    )
+    max_message_bytes: int = Field(
+        default=DEFAULT_MAX_MESSAGE_BYTES, ge=1024,
+        description="Largest encoded event accepted by producers and consumers, in bytes "
+                    "(env FLYWHEEL_MAX_MESSAGE_BYTES).",
+    )
+
+    def bootstrap_or_none(self) -> str | None:
+        """The configured bootstrap servers, with blanks treated as unset."""
+        value = (self.bootstrap_servers or "").strip()
+        return value or None
+
+
+def load_bus_settings(**overrides: object) -> BusSettings:
+    """BusSettings from the environment; bad config raises ValueError with one sentence."""
+    try:
+        return BusSettings(**overrides)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ValueError(f"bad bus setting '{field}': {first['msg']}; fix the environment "
+                         f"variable or argument") from None
