@@ -1,0 +1,204 @@
+"""The one module that talks to adb: shell, pull and screencap with per-call timeouts and retries.
+
+Every adb call of the runner goes through `AdbCall`. Failures are sorted into three kinds:
+the device is gone (not found, offline, unauthorised, server unreachable) → retried, then
+`DeviceLost`; the call timed out → retried when the call is idempotent, else the device is
+health-checked; anything else the device reported → `DeviceError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import adbutils
+from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
+
+from devices.adb.settings import AdbSettings
+from devices.protocol import DeviceError, DeviceLost
+
+__all__ = ["AdbCall", "ShellOutput", "PNG_SIGNATURE"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Every PNG file starts with these 8 bytes; a screencap without them is not an image.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+#: Substrings of adb server replies that mean the device itself is gone (not a bad command).
+LOST_MARKERS = ("not found", "offline", "unauthorized", "no devices", "device still authorizing",
+                "closed", "connection reset", "broken pipe", "connect to adb server failed")
+
+#: The health check after an ambiguous timeout must be quick: the device either answers or not.
+HEALTH_CHECK_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class ShellOutput:
+    """What one shell command printed and how it exited."""
+
+    command: str
+    exit_code: int
+    stdout: bytes
+    stderr: bytes = b""
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    @property
+    def error_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+
+class _Lost(Exception):
+    """Internal: the failure looked like a vanished device."""
+
+
+class _TimedOut(Exception):
+    """Internal: the failure was a timeout."""
+
+
+def _classify(error: BaseException) -> type[Exception] | None:
+    """Maps an adbutils/socket failure to _Lost, _TimedOut, or None (a real command error)."""
+    if isinstance(error, (AdbTimeout, socket.timeout, TimeoutError)):
+        return _TimedOut
+    if isinstance(error, (AdbConnectionError, ConnectionError, EOFError)):
+        return _Lost
+    text = str(error).lower()
+    if isinstance(error, (AdbError, OSError)) and any(m in text for m in LOST_MARKERS):
+        return _Lost
+    if isinstance(error, OSError):
+        return _Lost
+    return None
+
+
+class AdbCall:
+    """Calls on one device through the adb server, with timeouts, retries and loss detection."""
+
+    def __init__(self, settings: AdbSettings, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._client = adbutils.AdbClient(host=settings.host, port=settings.port,
+                                          socket_timeout=settings.call_timeout_s)
+        self._serial = settings.serial
+        self._device: adbutils.AdbDevice | None = None
+        self.calls = 0
+        self.retried = 0
+
+    # -- device selection -------------------------------------------------------------------
+
+    @property
+    def serial(self) -> str:
+        """The serial in use, resolved on first need when settings leave it unset."""
+        if self._serial is None:
+            self._serial = self._only_serial()
+        return self._serial
+
+    def _only_serial(self) -> str:
+        try:
+            ready = [s for s, state in self.devices() if state == "device"]
+        except DeviceLost:
+            raise
+        if len(ready) != 1:
+            raise DeviceLost(
+                f"expected exactly one ready device on adb server {self.settings.host}:"
+                f"{self.settings.port} but found {len(ready)}; set FLYWHEEL_ADB_SERIAL")
+        return ready[0]
+
+    def _dev(self) -> adbutils.AdbDevice:
+        if self._device is None:
+            self._device = self._client.device(serial=self.serial)
+        return self._device
+
+    def devices(self) -> list[tuple[str, str]]:
+        """(serial, state) of every device the adb server knows."""
+        try:
+            return [(info.serial, info.state) for info in self._client.list()]
+        except (AdbError, OSError) as error:
+            raise DeviceLost(f"the adb server at {self.settings.host}:{self.settings.port} did "
+                             f"not answer ({error}); start it with 'adb start-server'") from None
+
+    def is_present(self) -> bool:
+        """True when the device is listed by the server in state 'device'."""
+        try:
+            return any(s == self.serial and st == "device" for s, st in self.devices())
+        except DeviceLost:
+            return False
+
+    # -- the calls ------------------------------------------------------------------------
+
+    def shell(self, command: Sequence[str] | str, *, idempotent: bool = False,
+              timeout_s: float | None = None) -> ShellOutput:
+        """Runs one shell command (shell protocol v2, so stdout, stderr and exit code are kept)."""
+        args = list(command) if not isinstance(command, str) else command
+        label = args if isinstance(args, str) else " ".join(args)
+        limit = timeout_s or self.settings.call_timeout_s
+
+        def run() -> ShellOutput:
+            result = self._dev().shell2(args, timeout=limit, encoding=None, v2=True)
+            return ShellOutput(command=label, exit_code=result.returncode,
+                               stdout=result.stdout or result.output, stderr=result.stderr)
+
+        return self._call(f"shell '{label[:80]}'", run, idempotent=idempotent)
+
+    def pull(self, path: str) -> bytes:
+        """The bytes of a device file, read over the sync protocol."""
+        return self._call(f"pull {path}", lambda: self._dev().sync.read_bytes(path),
+                          idempotent=True)
+
+    def screencap(self) -> bytes:
+        """A PNG screenshot of the current screen."""
+        out = self.shell(["screencap", "-p"], idempotent=True)
+        if not out.stdout.startswith(PNG_SIGNATURE):
+            raise DeviceError(f"screencap on {self.serial} returned {len(out.stdout)} bytes that "
+                              f"are not a PNG; check that the screen is on and unlocked")
+        return out.stdout
+
+    # -- retry engine ---------------------------------------------------------------------
+
+    def _call(self, what: str, run: Callable[[], T], *, idempotent: bool) -> T:
+        tries = self.settings.retries + 1
+        delay = self.settings.retry_backoff_s
+        last: Exception | None = None
+        for attempt in range(1, tries + 1):
+            self.calls += 1
+            try:
+                return run()
+            except (AdbError, OSError, EOFError) as error:
+                kind = _classify(error)
+                last = error
+                if kind is None:
+                    raise DeviceError(f"adb {what} on {self._serial} failed: {error}") from None
+                if kind is _TimedOut and not idempotent:
+                    self._after_ambiguous_timeout(what)
+                logger.warning("adb %s on %s: %s (try %d of %d)", what, self._serial, error,
+                               attempt, tries)
+                self._device = None  # reopen the transport on the next try
+            if attempt < tries:
+                self.retried += 1
+                if delay:
+                    self._sleep(delay)
+                delay *= 2
+        raise DeviceLost(
+            f"device {self._serial} stopped answering: adb {what} failed {tries} times "
+            f"(last error: {last}); reconnect the device and start a new episode") from None
+
+    def _after_ambiguous_timeout(self, what: str) -> None:
+        """A non-idempotent call timed out: it may have run, so never repeat it blindly."""
+        if not self.is_present():
+            raise DeviceLost(f"device {self._serial} disappeared while running adb {what}; "
+                             f"reconnect it and start a new episode") from None
+        try:
+            self._dev().shell2(["true"], timeout=HEALTH_CHECK_TIMEOUT_S, v2=True)
+        except (AdbError, OSError, EOFError):
+            raise DeviceLost(f"device {self._serial} stopped answering during adb {what}; "
+                             f"reconnect it and start a new episode") from None
+        raise DeviceError(f"adb {what} on {self._serial} timed out after "
+                          f"{self.settings.call_timeout_s}s and was not retried because it may "
+                          f"have run; observe the screen before acting again")

@@ -1,0 +1,67 @@
+"""Settings for the adb runner: where the adb server is, which device, timeouts and retries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["AdbSettings", "load_adb_settings", "DEFAULT_ADB_PORT"]
+
+#: The port every adb server listens on unless told otherwise (`adb -P`).
+DEFAULT_ADB_PORT = 5037
+
+
+class AdbSettings(BaseSettings):
+    """How the adb runner reaches its device (env prefix FLYWHEEL_ADB_)."""
+
+    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_ADB_", frozen=True, extra="ignore")
+
+    host: str = Field(default="127.0.0.1", description="Host of the adb server (env FLYWHEEL_ADB_HOST).")
+    port: int = Field(default=DEFAULT_ADB_PORT, ge=1, le=65535,
+                      description="Port of the adb server (env FLYWHEEL_ADB_PORT).")
+    serial: str | None = Field(default=None,
+                               description="Serial of the device to drive; unset means the only "
+                                           "attached device (env FLYWHEEL_ADB_SERIAL).")
+    call_timeout_s: float = Field(default=20.0, gt=0, le=600,
+                                  description="Seconds one adb call may take before it counts as "
+                                              "timed out (env FLYWHEEL_ADB_CALL_TIMEOUT_S).")
+    retries: int = Field(default=2, ge=0, le=10,
+                         description="Extra tries for a call that failed transiently "
+                                     "(env FLYWHEEL_ADB_RETRIES).")
+    retry_backoff_s: float = Field(default=0.5, ge=0, le=30,
+                                   description="Pause before the first retry, doubled after each "
+                                               "(env FLYWHEEL_ADB_RETRY_BACKOFF_S).")
+    dump_mode: Literal["pull", "tty"] = Field(
+        default="pull",
+        description="How the UI tree is read: 'pull' dumps to a file and pulls it over sync, "
+                    "'tty' dumps to /dev/tty and reads stdout (env FLYWHEEL_ADB_DUMP_MODE).")
+    dump_path: str = Field(default="/sdcard/window_dump.xml",
+                           description="Device path for the UI dump in 'pull' mode "
+                                       "(env FLYWHEEL_ADB_DUMP_PATH).")
+    screenshots: bool = Field(default=True,
+                              description="Capture a screencap PNG with every observation "
+                                          "(env FLYWHEEL_ADB_SCREENSHOTS).")
+    blob_dir: Path = Field(default=Path("var/blobs"),
+                           description="Folder of the content-addressed blob store for "
+                                       "screenshots (env FLYWHEEL_ADB_BLOB_DIR).")
+    wait_scale: float = Field(default=1.0, ge=0, le=10,
+                              description="Multiplier on real sleeping for 'wait' actions and "
+                                          "settle pauses; 0 never sleeps (env "
+                                          "FLYWHEEL_ADB_WAIT_SCALE).")
+    step_ms: int = Field(default=1000, ge=0,
+                         description="Logical clock advance per action, as on the sim phone "
+                                     "(env FLYWHEEL_ADB_STEP_MS).")
+
+
+def load_adb_settings(**overrides: object) -> AdbSettings:
+    """AdbSettings from the environment; bad config raises ValueError with one sentence."""
+    try:
+        return AdbSettings(**overrides)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ValueError(f"bad adb setting '{field}': {first['msg']}; fix FLYWHEEL_ADB_"
+                         f"{field.upper()} or the argument") from None
