@@ -20,6 +20,9 @@ app = typer.Typer(
 
 # Each module defines `register(app: typer.Typer) -> None` that adds its commands.
 COMMAND_MODULES = (
+    "services.cli.broker_cmd",
+    "services.cli.topics_cmd",
+    "services.cli.dlq_cmd",
     "services.cli.schemas_cmd",
     "services.cli.archive_cmd",
     "services.cli.sql_cmd",

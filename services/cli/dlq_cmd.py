@@ -1,0 +1,56 @@
+"""`flywheel dlq show TOPIC`: the dead letters of a topic, with their errors and sources."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+from kafka.errors import KafkaError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from services.cli.broker_cmd import bus_bootstrap, fail
+from streams.dlq import read_dead_letters, safe_preview
+
+__all__ = ["register"]
+
+logger = logging.getLogger(__name__)
+
+console = Console()
+
+dlq_app = typer.Typer(help="Inspect dead-letter topics.", no_args_is_help=True)
+
+#: Characters of each dead letter's value shown; enough to recognise it, short enough to scan.
+PREVIEW_CHARS = 200
+
+
+@dlq_app.command("show")
+def show(
+    topic: Annotated[str, typer.Argument(help="A topic (e.g. flywheel.episodes) or its .dlq.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most N.")] = 20,
+) -> None:
+    """Show each dead letter: error, source topic/partition/offset and a safe preview."""
+    bootstrap = bus_bootstrap()
+    try:
+        letters = read_dead_letters(bootstrap, topic, limit)
+    except KafkaError as error:
+        raise fail(f"reading the dead letters of {topic} failed ({type(error).__name__}); check "
+                   f"that the broker is up") from None
+    if not letters:
+        console.print(f"no dead letters for {topic}", highlight=False)
+        return
+    table = Table("offset", "source", "error", "preview", title=f"dead letters of {topic}",
+                  show_lines=True)
+    for letter in letters:
+        source = f"{letter.source_topic}[{letter.source_partition}]@{letter.source_offset}"
+        table.add_row(str(letter.offset), escape(source),
+                      escape(f"{letter.error_type}: {letter.error}"),
+                      escape(safe_preview(letter.value, PREVIEW_CHARS)))
+    console.print(table)
+    console.print(f"{len(letters)} dead letter(s) shown", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(dlq_app, name="dlq")
