@@ -26,6 +26,8 @@ COMMAND_MODULES = (
     "services.cli.schemas_cmd",
     "services.cli.archive_cmd",
     "services.cli.sql_cmd",
+    "services.cli.devices_cmd",
+    "services.cli.phone_cmd",
 )
 
 for _name in COMMAND_MODULES:

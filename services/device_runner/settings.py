@@ -1,0 +1,90 @@
+"""Settings of the device runner service (env prefix FLYWHEEL_DEVICE_RUNNER_)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "DEFAULT_ACTION_TIMEOUT_S",
+    "DEFAULT_GROUP_ID",
+    "DEFAULT_POLL_TIMEOUT_MS",
+    "DEFAULT_SIM_DEVICES",
+    "DeviceRunnerSettings",
+    "load_device_runner_settings",
+]
+
+#: Runners of device D form the group "<prefix>.D": Kafka assigns partitions, not keys, so a
+#: group shared by all devices could hand device A's partition to device B's runner.
+DEFAULT_GROUP_ID = "device-runners"
+#: One poll waits at most this long, so Ctrl-C and the status line are checked often.
+DEFAULT_POLL_TIMEOUT_MS = 200
+#: A sim step takes microseconds and an adb step a few seconds; a minute means the device hangs.
+DEFAULT_ACTION_TIMEOUT_S = 60.0
+#: Four simulated phones keep a laptop busy without starving the broker on 2 cores.
+DEFAULT_SIM_DEVICES = 4
+
+
+class DeviceRunnerSettings(BaseSettings):
+    """Which device this runner drives, and how it reads the actions topic."""
+
+    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_DEVICE_RUNNER_", frozen=True,
+                                      extra="ignore")
+
+    device_id: str = Field(
+        default="sim-0", min_length=1, pattern=r"^[A-Za-z0-9._:-]+$",
+        description="Id of the device this runner owns; actions keyed by another id are ignored.",
+    )
+    kind: Literal["sim", "adb"] = Field(
+        default="sim", description="'sim' drives a simulated SimPhone, 'adb' a real phone or "
+                                   "emulator through the adb server.",
+    )
+    adb_serial: str | None = Field(
+        default=None, description="adb serial of the phone for kind 'adb'; unset means the only "
+                                  "attached device.",
+    )
+    group_id: str = Field(
+        default=DEFAULT_GROUP_ID, min_length=1,
+        description="Consumer group prefix; the runner of device D joins group '<prefix>.D', so "
+                    "each device has one active member and any extra runner is a standby.",
+    )
+    start_from: Literal["earliest", "latest"] = Field(
+        default="latest",
+        description="Where a device's group starts reading the first time it runs (later runs "
+                    "resume from committed offsets); 'latest' skips actions of old episodes.",
+    )
+    poll_timeout_ms: int = Field(
+        default=DEFAULT_POLL_TIMEOUT_MS, ge=1, le=60_000,
+        description="Longest wait of one batch poll of the actions topic, in milliseconds.",
+    )
+    action_timeout_s: float = Field(
+        default=DEFAULT_ACTION_TIMEOUT_S, gt=0, le=3600,
+        description="Seconds one reset or action may take before the device counts as timed "
+                    "out and the episode ends with a device.failed event.",
+    )
+    suite_seed: int = Field(
+        default=0, ge=0,
+        description="Suite seed used to rebuild a task instance from its task id on step 0.",
+    )
+    sim_devices: int = Field(
+        default=DEFAULT_SIM_DEVICES, ge=0, le=1024,
+        description="How many simulated phones (sim-0 … sim-N-1) `flywheel devices list` offers.",
+    )
+
+    def group_for(self, device_id: str | None = None) -> str:
+        """The consumer group of `device_id` (this runner's device by default)."""
+        return f"{self.group_id}.{device_id or self.device_id}"
+
+
+def load_device_runner_settings(**overrides: object) -> DeviceRunnerSettings:
+    """DeviceRunnerSettings from the environment; bad config raises ValueError with one sentence."""
+    try:
+        return DeviceRunnerSettings(**overrides)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ValueError(f"bad device runner setting '{field}' (env FLYWHEEL_DEVICE_RUNNER_"
+                         f"{field.upper()}): {first['msg']}; fix the variable or the "
+                         f"option") from None
