@@ -1,0 +1,99 @@
+"""The email app: folders of messages with sender, recipients and subject; its tools and screens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import matches, now_iso, out, outs, require
+from devices.sim.state import SimState
+from devices.sim.tools import Conflict, array, boolean, string, tool
+
+__all__ = ["FOLDERS", "ME"]
+
+FOLDERS = ["inbox", "sent", "drafts", "archive", "trash"]
+# The phone owner's address, the sender of every outgoing email.
+ME = "me@example.com"
+_ADDRESS = string("Email address.", pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_ID = {"id": string("Email id, e.g. 'em1'.", minLength=1)}
+
+
+def _new(state: SimState, folder: str, to: list[str], subject: str, body: str) -> dict[str, Any]:
+    row = {"id": state.new_id("email", "emails"), "folder": folder, "sender": ME, "to": list(to),
+           "subject": subject, "body": body, "received_at": now_iso(state), "read": True,
+           "starred": False}
+    return state.put("email", "emails", row)
+
+
+def _newest(rows: Any) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (r["received_at"], r["id"]), reverse=True)
+
+
+@tool("email.send", "Send an email.", "The sent email record (folder 'sent').",
+      {"to": array(_ADDRESS, "Recipients.", minItems=1), "subject": string("Subject.", minLength=1),
+       "body": string("Text.")})
+def send(state: SimState, args: dict[str, Any]) -> Any:
+    return out(_new(state, "sent", args["to"], args["subject"], args["body"]))
+
+
+@tool("email.draft", "Save an email as a draft without sending it.", "The draft record.",
+      {"subject": string("Subject.", minLength=1)},
+      {"to": array(_ADDRESS, "Recipients."), "body": string("Text.")})
+def draft(state: SimState, args: dict[str, Any]) -> Any:
+    return out(_new(state, "drafts", args.get("to", []), args["subject"], args.get("body", "")))
+
+
+@tool("email.list", "List the emails in a folder, newest first.", "Email records.",
+      optional={"folder": string("Folder (default inbox).", enum=FOLDERS),
+                "unread": boolean("Only unread emails.")})
+def list_emails(state: SimState, args: dict[str, Any]) -> Any:
+    folder = args.get("folder", "inbox")
+    rows = [r for r in state.table("email", "emails").values() if r["folder"] == folder]
+    if args.get("unread"):
+        rows = [r for r in rows if not r["read"]]
+    return outs(_newest(rows))
+
+
+@tool("email.search", "Find emails whose subject, text, sender or recipients contain the query.",
+      "Matching email records.", {"query": string("Text to look for.", minLength=1)},
+      {"folder": string("Only this folder.", enum=FOLDERS)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    folder = args.get("folder")
+    return outs(_newest(r for r in state.table("email", "emails").values()
+                        if (folder is None or r["folder"] == folder)
+                        and matches(args["query"], r["subject"], r["body"], r["sender"], r["to"])))
+
+
+@tool("email.read", "Open an email (marks it read).", "The email record.", _ID)
+def read(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "email", "emails", args["id"], "email")
+    return out(state.update("email", "emails", args["id"], {"read": True}))
+
+
+@tool("email.move", "Move an email to another folder.", "The updated email record.",
+      {**_ID, "folder": string("Target folder.", enum=FOLDERS)})
+def move(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "email", "emails", args["id"], "email")
+    return out(state.update("email", "emails", args["id"], {"folder": args["folder"]}))
+
+
+@tool("email.star", "Star or unstar an email.", "The updated email record.", _ID,
+      {"starred": boolean("True to star (default), false to unstar.")})
+def star(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "email", "emails", args["id"], "email")
+    return out(state.update("email", "emails", args["id"], {"starred": args.get("starred", True)}))
+
+
+@tool("email.reply", "Reply to an email's sender.", "The sent reply record.",
+      {**_ID, "body": string("Reply text.", minLength=1)})
+def reply(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "email", "emails", args["id"], "email")
+    if row["sender"] == ME:
+        raise Conflict(f"Email '{args['id']}' was sent by you; use email.send to write again.")
+    subject = row["subject"] if row["subject"].startswith("Re: ") else f"Re: {row['subject']}"
+    return out(_new(state, "sent", [row["sender"]], subject, args["body"]))
+
+
+@tool("email.delete", "Move an email to the trash.", "The updated email record.", _ID)
+def delete(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "email", "emails", args["id"], "email")
+    return out(state.update("email", "emails", args["id"], {"folder": "trash"}))

@@ -1,0 +1,83 @@
+"""The files app: photos, documents and recordings in albums, with tags; its tools and screens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.contacts import find_contact
+from devices.sim.apps.messages import send_message
+from devices.sim.state import SimState
+from devices.sim.tools import NotFound, string, tool
+
+__all__ = ["KINDS"]
+
+KINDS = ["photo", "document", "audio"]
+_ID = {"id": string("File id, e.g. 'f1'.", minLength=1)}
+
+
+def _newest(rows: Any) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (r["created_at"], r["id"]), reverse=True)
+
+
+@tool("files.search", "Find files by name, album or tag.", "File records, newest first.",
+      {"query": string("Text to look for.", minLength=1)}, {"kind": string("Only this kind.", enum=KINDS)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(_newest(r for r in state.table("files", "files").values()
+                        if matches(args["query"], r["name"], r["album"], r["tags"])
+                        and ("kind" not in args or r["kind"] == args["kind"])))
+
+
+@tool("files.list", "List files, optionally in one album or of one kind.", "File records, newest first.",
+      optional={"album": string("Album name.", minLength=1), "kind": string("Kind.", enum=KINDS)})
+def list_files(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(_newest(r for r in state.table("files", "files").values()
+                        if ("album" not in args or r["album"].lower() == args["album"].lower())
+                        and ("kind" not in args or r["kind"] == args["kind"])))
+
+
+@tool("files.get", "Get one file by id.", "The file record.", _ID)
+def get(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "files", "files", args["id"], "file"))
+
+
+@tool("files.tag", "Add a tag to a file.", "The updated file record.",
+      {**_ID, "tag": string("Tag text.", minLength=1)})
+def tag(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "files", "files", args["id"], "file")
+    tags = row["tags"] if args["tag"] in row["tags"] else [*row["tags"], args["tag"]]
+    return out(state.update("files", "files", args["id"], {"tags": tags}))
+
+
+@tool("files.untag", "Remove a tag from a file.", "The updated file record.",
+      {**_ID, "tag": string("Tag text.", minLength=1)})
+def untag(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "files", "files", args["id"], "file")
+    if args["tag"] not in row["tags"]:
+        raise NotFound(f"File '{args['id']}' has no tag '{args['tag']}'.")
+    return out(state.update("files", "files", args["id"],
+                            {"tags": [t for t in row["tags"] if t != args["tag"]]}))
+
+
+@tool("files.move", "Move a file to another album.", "The updated file record.",
+      {**_ID, "album": string("Target album.", minLength=1)})
+def move(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "files", "files", args["id"], "file")
+    return out(state.update("files", "files", args["id"], {
+        "album": args["album"], "path": f"/sdcard/{args['album']}/{row['name']}"}))
+
+
+@tool("files.delete", "Delete a file.", "The deleted file record.", _ID)
+def delete(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "files", "files", args["id"], "file")
+    return out(state.delete("files", "files", args["id"]))
+
+
+@tool("files.share", "Share a file with a contact by message.", "The message record that carried it.",
+      {**_ID, "contact": string("Contact name.", minLength=1)})
+def share(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "files", "files", args["id"], "file")
+    person = find_contact(state, args["contact"])
+    if person is None:
+        raise NotFound(f"There is no contact named '{args['contact']}'.")
+    return out(send_message(state, person["name"], person["phone"], f"[file] {row['name']}"))

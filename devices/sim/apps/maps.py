@@ -1,0 +1,101 @@
+"""The maps app: places, saved lists and trips with travel times; its tools and screens."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.state import SimState
+from devices.sim.tools import NotFound, number, string, tool
+
+__all__ = ["MODES", "eta_minutes"]
+
+MODES = ["drive", "walk", "transit"]
+# Minutes per "distance unit" per mode: walking is slowest, driving fastest (plausible ratios).
+_PACE = {"drive": 1, "walk": 6, "transit": 2}
+_MODE = string("Travel mode.", enum=MODES)
+
+
+def eta_minutes(origin: str, destination: str, mode: str) -> int:
+    """A deterministic travel time: a stable pseudo-distance (crc32 of the pair) times the pace."""
+    pair = "|".join(sorted((origin.strip().lower(), destination.strip().lower())))
+    distance = 3 + zlib.crc32(pair.encode()) % 20
+    return distance * _PACE[mode]
+
+
+def _place_named(state: SimState, name: str) -> dict[str, Any] | None:
+    key = name.strip().lower()
+    for row in state.table("maps", "places").values():
+        if row["name"].lower() == key or row["id"] == name:
+            return row
+    return None
+
+
+@tool("maps.search_places", "Find places by name, address or category.", "Place records, best rated first.",
+      {"query": string("Text to look for.", minLength=1)},
+      {"category": string("Only this category."), "min_rating": number("Lowest rating.", minimum=0, maximum=5)})
+def search_places(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("maps", "places").values()
+            if matches(args["query"], r["name"], r["address"], r["category"])
+            and ("category" not in args or r["category"] == args["category"])
+            and r["rating"] >= args.get("min_rating", 0)]
+    return outs(sorted(rows, key=lambda r: (-r["rating"], r["id"])))
+
+
+@tool("maps.get_place", "Get one place by id.", "The place record.",
+      {"id": string("Place id, e.g. 'pl1'.", minLength=1)})
+def get_place(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "maps", "places", args["id"], "place"))
+
+
+@tool("maps.save_place", "Save a place to a list (e.g. 'Favorites').", "The saved record.",
+      {"place_id": string("Place id.", minLength=1), "list": string("List name.", minLength=1)})
+def save_place(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "maps", "places", args["place_id"], "place")
+    for row in state.table("maps", "saved").values():
+        if row["place_id"] == args["place_id"] and row["list"] == args["list"]:
+            return out(row)
+    row = {"id": state.new_id("maps", "saved"), "place_id": args["place_id"], "list": args["list"]}
+    return out(state.put("maps", "saved", row))
+
+
+@tool("maps.list_saved", "List saved places, optionally in one list.", "Saved records with the place.",
+      optional={"list": string("List name.", minLength=1)})
+def list_saved(state: SimState, args: dict[str, Any]) -> Any:
+    places = state.table("maps", "places")
+    return [{**out(r), "place": out(places[r["place_id"]]) if r["place_id"] in places else None}
+            for r in state.table("maps", "saved").values()
+            if "list" not in args or r["list"] == args["list"]]
+
+
+@tool("maps.unsave_place", "Remove a saved place.", "The removed saved record.",
+      {"id": string("Saved id, e.g. 'sv1'.", minLength=1)})
+def unsave_place(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "maps", "saved", args["id"], "saved place")
+    return out(state.delete("maps", "saved", args["id"]))
+
+
+@tool("maps.navigate", "Start navigation from Home to a place (name or id).", "The new trip record.",
+      {"destination": string("Place name or id.", minLength=1), "mode": _MODE},
+      {"origin": string("Start (default 'Home').", minLength=1)})
+def navigate(state: SimState, args: dict[str, Any]) -> Any:
+    place = _place_named(state, args["destination"])
+    if place is None:
+        raise NotFound(f"There is no place called '{args['destination']}'; search for it first.")
+    origin = args.get("origin", "Home")
+    row = {"id": state.new_id("maps", "trips"), "origin": origin, "destination": place["name"],
+           "mode": args["mode"], "eta_min": eta_minutes(origin, place["name"], args["mode"])}
+    return out(state.put("maps", "trips", row))
+
+
+@tool("maps.eta", "Travel time between two places.", "{'origin', 'destination', 'mode', 'eta_min'}.",
+      {"origin": string("Start.", minLength=1), "destination": string("End.", minLength=1), "mode": _MODE})
+def eta(state: SimState, args: dict[str, Any]) -> Any:
+    return {"origin": args["origin"], "destination": args["destination"], "mode": args["mode"],
+            "eta_min": eta_minutes(args["origin"], args["destination"], args["mode"])}
+
+
+@tool("maps.list_trips", "List past and current trips.", "Trip records.")
+def list_trips(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(state.table("maps", "trips").values())

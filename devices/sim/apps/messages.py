@@ -1,0 +1,66 @@
+"""The messages app: SMS threads with contacts; its tools and screens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import matches, now_iso, out, outs, require
+from devices.sim.apps.contacts import PHONE, resolve_phone
+from devices.sim.state import SimState
+from devices.sim.tools import string, tool
+
+__all__ = ["send_message"]
+
+
+def send_message(state: SimState, contact: str, phone: str, body: str) -> dict[str, Any]:
+    """Stores an outgoing message (also used by files.share and skills)."""
+    row = {"id": state.new_id("messages", "messages"), "contact": contact, "phone": phone,
+           "direction": "out", "body": body, "sent_at": now_iso(state), "read": True}
+    return state.put("messages", "messages", row)
+
+
+@tool("messages.send", "Send a text message to a contact (by name) or a phone number.",
+      "The sent message record.", {"body": string("Message text.", minLength=1)},
+      {"contact": string("Contact name.", minLength=1), "phone": string("Phone number.", pattern=PHONE)})
+def send(state: SimState, args: dict[str, Any]) -> Any:
+    contact, phone = resolve_phone(state, args)
+    return out(send_message(state, contact, phone, args["body"]))
+
+
+@tool("messages.list", "List messages, newest first, optionally with one contact only.",
+      "Message records.", optional={"contact": string("Contact name.", minLength=1),
+                                    "unread": {"type": "boolean", "description": "Only unread."}})
+def list_messages(state: SimState, args: dict[str, Any]) -> Any:
+    rows = list(state.table("messages", "messages").values())
+    if "contact" in args:
+        rows = [r for r in rows if r["contact"].lower() == args["contact"].lower()]
+    if args.get("unread"):
+        rows = [r for r in rows if not r["read"]]
+    return outs(sorted(rows, key=lambda r: (r["sent_at"], r["id"]), reverse=True))
+
+
+@tool("messages.search", "Find messages whose text or contact contains the query.",
+      "Matching message records.", {"query": string("Text to look for.", minLength=1)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(r for r in state.table("messages", "messages").values()
+                if matches(args["query"], r["body"], r["contact"], r["phone"]))
+
+
+@tool("messages.get", "Get one message by id.", "The message record.",
+      {"id": string("Message id, e.g. 'msg1'.", minLength=1)})
+def get(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "messages", "messages", args["id"], "message"))
+
+
+@tool("messages.mark_read", "Mark a message as read.", "The updated message record.",
+      {"id": string("Message id.", minLength=1)})
+def mark_read(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "messages", "messages", args["id"], "message")
+    return out(state.update("messages", "messages", args["id"], {"read": True}))
+
+
+@tool("messages.delete", "Delete a message.", "The deleted message record.",
+      {"id": string("Message id.", minLength=1)})
+def delete(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "messages", "messages", args["id"], "message")
+    return out(state.delete("messages", "messages", args["id"]))

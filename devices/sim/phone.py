@@ -1,0 +1,429 @@
+"""SimPhone: the deterministic simulated phone that implements devices.protocol.Device."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from devices.protocol import TaskInstance
+from devices.sim.apps import APP_MODULES
+from devices.sim.faults import (
+    GUI_FAULTS,
+    SLOW_SCREEN_MS,
+    TOOL_FAULTS,
+    TOOL_TIMEOUT_MS,
+    FaultInjector,
+)
+from devices.sim.gui import APP_LABELS, Gui, GuiError, resolve_app
+from devices.sim.settings import SimSettings
+from devices.sim.skills import SKILLS, prepare_arguments, render_arguments
+from devices.sim.state import LogEntry, SimSnapshot, SimState
+from devices.sim.subagents import PLAN_SCHEMA, SUBAGENTS
+from devices.sim.tools import REGISTRY, BadArguments, ToolFailure, ToolSpec, compile_validator
+from devices.sim.world import default_world
+from schemas.observations import Observation, ToolError, ToolResult
+
+__all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone"]
+
+logger = logging.getLogger(__name__)
+
+# Used until the first reset(): the default world, the contract's default start clock.
+DEFAULT_TASK = TaskInstance(task_id="sim-default", template="default", family="tool", split="train",
+                            index=0, seed=0, goal="Explore the phone.")
+# Actions after which no fault is drawn: they touch neither an app nor a tool backend.
+_NO_FAULT = frozenset({"wait", "answer", "status", "navigate_home", "memory_read", "memory_write",
+                       "ask_user", "finish", "use_skill", "delegate"})
+_DONT_KNOW = "I don't know."
+_PLAN_CHECK = compile_validator(PLAN_SCHEMA)
+_BASES: dict[int, SimSnapshot] = {}  # world seed → loaded default world (shared copy-on-write)
+_FORKS = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class PhoneSnapshot:
+    """An immutable handle on a SimPhone's whole state, fault generator included."""
+
+    state: SimSnapshot
+    fault_state: Any
+    task_id: str
+
+
+def _base(world_seed: int) -> SimSnapshot:
+    if world_seed not in _BASES:
+        state = SimState()
+        state.load(default_world(world_seed))
+        _BASES[world_seed] = state.freeze()
+    return _BASES[world_seed]
+
+
+def _error(name: str, code: str, message: str, retryable: bool = False) -> ToolResult:
+    return ToolResult.model_construct(
+        name=name, ok=False, value=None,
+        error=ToolError.model_construct(code=code, message=message, retryable=retryable))
+
+
+def _ok(name: str, value: Any) -> ToolResult:
+    return ToolResult.model_construct(name=name, ok=True, value=value, error=None)
+
+
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": result.name, "ok": result.ok, "value": result.value}
+    if result.error is not None:
+        out["error"] = {"code": result.error.code, "message": result.error.message}
+    return out
+
+
+class SimPhone:
+    """A seeded phone sandbox: ten apps, typed tools, UI trees, a step clock and injectable faults."""
+
+    def __init__(self, device_id: str = "sim-0", *, fault_rate: float = 0.0,
+                 fault_seed: int | None = None, settings: SimSettings | None = None) -> None:
+        self.device_id = device_id
+        self.settings = settings or SimSettings.model_construct(
+            step_ms=1_000, fault_rate=fault_rate, fault_seed=fault_seed,
+            world_seed=SimSettings.model_fields["world_seed"].default)
+        self.faults = FaultInjector(fault_rate if settings is None else self.settings.fault_rate,
+                                    fault_seed if settings is None else self.settings.fault_seed)
+        self.tools: dict[str, ToolSpec] = {name: t.spec for name, t in REGISTRY.items()}
+        self.apps: tuple[str, ...] = tuple(APP_MODULES)
+        self.task = DEFAULT_TASK
+        self.state = SimState()
+        self.gui = Gui(self.state)
+        self._dispatch = {
+            "tool_call": self._tool_call, "memory_read": self._memory_read,
+            "memory_write": self._memory_write, "use_skill": self._use_skill,
+            "delegate": self._delegate, "ask_user": self._ask_user, "answer": self._answer,
+            "finish": self._finish, "status": self._status, "wait": self._wait,
+            "click": self._click, "long_press": self._long_press, "input_text": self._input_text,
+            "keyboard_enter": self._keyboard_enter, "scroll": self._scroll, "swipe": self._swipe,
+            "navigate_back": self._navigate_back, "navigate_home": self._navigate_home,
+            "open_app": self._open_app,
+        }
+        self.reset(DEFAULT_TASK)
+
+    @classmethod
+    def from_settings(cls, device_id: str = "sim-0", settings: SimSettings | None = None) -> SimPhone:
+        """A phone configured from FLYWHEEL_SIM_* settings."""
+        return cls(device_id, settings=settings or SimSettings())
+
+    # ---- Device protocol ---------------------------------------------------------------
+    def reset(self, task: TaskInstance) -> Observation:
+        """Default world + task.initial_state overlay; clock at task.start_clock_ms; faults reseeded."""
+        state = SimState.thaw(_base(self.settings.world_seed))
+        state.clock_ms = task.start_clock_ms
+        state.max_steps = task.max_steps
+        state.load({}, dict(task.initial_state))
+        self._set_state(state)
+        self.task = task
+        self.faults.reseed(self.faults.seed if self.faults.seed is not None else task.seed)
+        return self.observe()
+
+    def observe(self) -> Observation:
+        return self._observation(None, None)
+
+    def act(self, action: Any) -> Observation:
+        """Executes one action: advances the clock one step, maybe injects a fault, returns the view."""
+        state = self.state
+        if state.done:
+            return self._observation(
+                _error(action.action_type, "conflict", "The episode has ended; reset the phone to start another."),
+                None)
+        state.step += 1
+        state.clock_ms += self.settings.step_ms
+        kind = action.action_type
+        fault = None
+        if kind not in _NO_FAULT:
+            fault = self.faults.draw(TOOL_FAULTS if kind == "tool_call" else GUI_FAULTS)
+        if fault is not None:
+            state.record_fault(fault)
+            early = self._pre_fault(fault, action)
+            if early is not None:
+                return early
+        result, message = self._dispatch[kind](action)
+        if fault == "slow_screen":
+            state.clock_ms += SLOW_SCREEN_MS
+            message = _join(message, "The screen was slow to respond.")
+        elif fault == "permission_popup" and self.gui.foreground != "home":
+            label = APP_LABELS[self.gui.foreground]
+            self.gui.show_dialog(f"Allow {label} to access this device's storage?")
+            message = _join(message, "A permission dialog appeared.")
+        if not state.done and state.step >= state.max_steps:
+            state.done = True
+            message = _join(message, f"The step limit ({state.max_steps}) is reached.")
+        return self._observation(result, message)
+
+    def snapshot(self) -> PhoneSnapshot:
+        return PhoneSnapshot(self.state.freeze(), self.faults.getstate(), self.task.task_id)
+
+    def restore(self, snapshot: PhoneSnapshot) -> None:
+        self._set_state(SimState.thaw(snapshot.state))
+        self.faults.setstate(snapshot.fault_state)
+
+    def fork(self) -> SimPhone:
+        snap = self.snapshot()
+        twin = SimPhone.__new__(SimPhone)
+        twin.__init_from(self, snap)
+        return twin
+
+    def close(self) -> None:
+        self.state.done = True
+
+    # ---- public helpers ------------------------------------------------------------------
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, agent: str = "main",
+                  parent: str | None = None) -> ToolResult:
+        """Runs one tool (no clock step, no fault) and logs it; the building block of tool_call."""
+        arguments = arguments or {}
+        registered = REGISTRY.get(name)
+        if registered is None:
+            result = _error(name, "unknown_tool",
+                            f"There is no tool '{name}'; see the tool list for valid names.")
+        else:
+            try:
+                result = _ok(name, registered.handler(self.state, registered.check(arguments)))
+            except ToolFailure as exc:
+                result = _error(name, exc.code, exc.message)
+            except (KeyError, TypeError, ValueError) as exc:
+                logger.warning("tool %s failed on inconsistent data: %r", name, exc)
+                result = _error(name, "conflict", f"Tool '{name}' met inconsistent data ({exc}).")
+        self.state.append_log(LogEntry(self.state.step, "tool_call", name, arguments, result.ok,
+                                       agent, parent))
+        return result
+
+    @property
+    def foreground_app(self) -> str:
+        return self.gui.foreground
+
+    def screen(self) -> list[Any]:
+        """The current UI elements (rendered on demand, cached until something changes)."""
+        return list(self.gui.screen().elements)
+
+    # ---- internals -----------------------------------------------------------------------
+    def __init_from(self, parent: SimPhone, snap: PhoneSnapshot) -> None:
+        self.device_id = f"{parent.device_id}-fork{next(_FORKS)}"
+        self.settings = parent.settings
+        self.faults = FaultInjector(parent.faults.rate, parent.faults.seed)
+        self.faults.setstate(snap.fault_state)
+        self.tools = parent.tools
+        self.apps = parent.apps
+        self.task = parent.task
+        self.state = SimState.thaw(snap.state)
+        self.gui = Gui(self.state)
+        self._dispatch = {k: getattr(self, v.__name__) for k, v in parent._dispatch.items()}
+
+    def _set_state(self, state: SimState) -> None:
+        self.state = state
+        self.gui = Gui(state)
+
+    def _observation(self, result: ToolResult | None, message: str | None) -> Observation:
+        state = self.state
+        toast = state.ui.get("toast")
+        return Observation.model_construct(
+            step=state.step, clock_ms=state.clock_ms, foreground_app=self.gui.foreground,
+            screen=list(self.gui.screen().elements), screenshot=None, result=result,
+            message=message if toast is None else _join(toast, message), done=state.done)
+
+    def _pre_fault(self, fault: str, action: Any) -> Observation | None:
+        """Faults that replace the action's effect; returns the observation, or None to go on."""
+        state = self.state
+        name = getattr(action, "name", action.action_type)
+        if fault == "tool_timeout":
+            state.clock_ms += TOOL_TIMEOUT_MS
+            state.append_log(LogEntry(state.step, "tool_call", name, dict(action.arguments), False))
+            return self._observation(_error(name, "timeout", f"Tool '{name}' timed out; try again.", True),
+                                     None)
+        if fault == "transient_error":
+            state.append_log(LogEntry(state.step, "tool_call", name, dict(action.arguments), False))
+            return self._observation(
+                _error(name, "transient", f"Tool '{name}' hit a temporary error; try again.", True), None)
+        if fault == "app_crash" and self.gui.foreground != "home" and action.action_type != "open_app":
+            label = APP_LABELS[self.gui.foreground]
+            self.gui.go_home()
+            state.ui["dialog"] = None
+            state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), False))
+            return self._observation(
+                _error(action.action_type, "app_crashed", f"{label} has stopped; open it again.", True),
+                f"{label} has stopped.")
+        return None
+
+    # ---- planner actions -------------------------------------------------------------------
+    def _tool_call(self, action: Any) -> tuple[ToolResult, str | None]:
+        return self.call_tool(action.name, action.arguments), None
+
+    def _memory_read(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        if action.key is not None:
+            args = {"key": action.key}
+            value = state.memory_get(action.key)
+            if value is None:
+                result = _error("memory_read", "not_found", f"Memory has no key '{action.key}'.")
+            else:
+                result = _ok("memory_read", {"key": action.key, "value": value})
+        else:
+            args = {"query": action.query}
+            q = action.query.lower()
+            hits = {k: v for k, v in state.memory_items()
+                    if q in k.lower() or q in (v if isinstance(v, str) else json.dumps(v)).lower()}
+            result = _ok("memory_read", hits)
+        state.append_log(LogEntry(state.step, "memory_read", "memory_read", args, result.ok))
+        return result, None
+
+    def _memory_write(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        previous = state.memory_get(action.key)
+        state.memory_set(action.key, action.value)
+        state.append_log(LogEntry(state.step, "memory_write", "memory_write",
+                                  {"key": action.key, "value": action.value}, True))
+        return _ok("memory_write", {"key": action.key, "previous": previous}), None
+
+    def _use_skill(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        skill = SKILLS.get(action.skill)
+        slot = state.append_log(LogEntry(state.step, "skill", action.skill, dict(action.arguments), False))
+        if skill is None:
+            return _error("use_skill", "not_found",
+                          f"There is no skill '{action.skill}'; use one of {', '.join(SKILLS)}."), None
+        try:
+            args = prepare_arguments(skill, dict(action.arguments))
+        except BadArguments as exc:
+            return _error("use_skill", "bad_arguments", exc.message), None
+        steps = []
+        failed: ToolResult | None = None
+        for step in skill.steps:
+            if step.when is not None and not args.get(step.when):
+                continue
+            result = self.call_tool(step.tool, render_arguments(step, args), parent=skill.name)
+            steps.append(_result_dict(result))
+            if not result.ok:
+                failed = result
+                break
+        state.replace_log(slot, LogEntry(state.step, "skill", skill.name, dict(action.arguments),
+                                         failed is None))
+        value = {"skill": skill.name, "steps": steps}
+        if failed is not None:
+            return ToolResult.model_construct(name="use_skill", ok=False, value=value, error=failed.error), None
+        return _ok("use_skill", value), None
+
+    def _delegate(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        logged = {"instruction": action.instruction, "arguments": dict(action.arguments)}
+        slot = state.append_log(LogEntry(state.step, "delegate", action.agent, logged, False))
+        agent = SUBAGENTS.get(action.agent)
+        if agent is None:
+            return _error("delegate", "not_found",
+                          f"There is no sub-agent '{action.agent}'; use one of {', '.join(SUBAGENTS)}."), None
+        try:
+            plan = _PLAN_CHECK(dict(action.arguments))
+        except BadArguments as exc:
+            return _error("delegate", "bad_arguments", exc.message), None
+        results = []
+        first_error: ToolError | None = None
+        for call in plan["tool_calls"]:
+            name, arguments = call["name"], call.get("arguments", {})
+            if not agent.may_call(name):
+                result = _error(name, "permission_denied",
+                                f"Sub-agent '{agent.name}' may not use '{name}'; it may use "
+                                f"{', '.join(sorted(agent.apps))} only.")
+                state.append_log(LogEntry(state.step, "tool_call", name, arguments, False, agent.name, agent.name))
+            else:
+                result = self.call_tool(name, arguments, agent=agent.name, parent=agent.name)
+            results.append(_result_dict(result))
+            if not result.ok and first_error is None:
+                first_error = result.error
+        ok = first_error is None
+        state.replace_log(slot, LogEntry(state.step, "delegate", agent.name, logged, ok))
+        value = {"agent": agent.name, "instruction": action.instruction, "results": results}
+        return ToolResult.model_construct(name="delegate", ok=ok, value=value, error=first_error), None
+
+    def _ask_user(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        question = action.question.lower()
+        reply = next((r for k, r in state.user_answers.items() if k.lower() in question), _DONT_KNOW)
+        state.append_log(LogEntry(state.step, "ask_user", "ask_user", {"question": action.question},
+                                  reply != _DONT_KNOW))
+        return _ok("ask_user", reply), reply
+
+    def _answer(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        state.answer = action.text
+        state.append_log(LogEntry(state.step, "answer", "answer", {"text": action.text}, True))
+        return _ok("answer", action.text), None
+
+    def _finish(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        if action.answer is not None:
+            state.answer = action.answer if isinstance(action.answer, str) else json.dumps(action.answer)
+        state.done = True
+        state.append_log(LogEntry(state.step, "answer", "finish", {"answer": action.answer}, True))
+        return _ok("finish", state.answer), None
+
+    def _status(self, action: Any) -> tuple[ToolResult, str | None]:
+        state = self.state
+        state.goal_status = action.goal_status
+        state.done = True
+        state.append_log(LogEntry(state.step, "gui", "status", {"goal_status": action.goal_status}, True))
+        return _ok("status", action.goal_status), None
+
+    # ---- GUI actions -----------------------------------------------------------------------
+    def _gui(self, action: Any, run: Any) -> tuple[ToolResult | None, str | None]:
+        state = self.state
+        try:
+            message = run()
+        except GuiError as exc:
+            state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), False))
+            return _error(action.action_type, "bad_arguments", str(exc)), str(exc)
+        state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), True))
+        return None, message
+
+    def _wait(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        self.state.clock_ms += int(action.seconds * 1000)
+        return self._gui(action, lambda: None)
+
+    def _click(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, lambda: self.gui.click(action.index, action.x, action.y))
+
+    def _long_press(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, lambda: self.gui.long_press(action.index, action.x, action.y))
+
+    def _input_text(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, lambda: self.gui.input_text(action.text, action.index, action.clear))
+
+    def _keyboard_enter(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, self.gui.keyboard_enter)
+
+    def _scroll(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, lambda: self.gui.scroll(action.direction))
+
+    def _swipe(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        # A swipe moves content with the finger: swiping up reveals what is below.
+        opposite = {"up": "down", "down": "up", "left": "right", "right": "left"}[action.direction]
+        return self._gui(action, lambda: self.gui.scroll(opposite))
+
+    def _navigate_back(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, self.gui.navigate_back)
+
+    def _navigate_home(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        return self._gui(action, self.gui.go_home)
+
+    def _open_app(self, action: Any) -> tuple[ToolResult | None, str | None]:
+        def run() -> str:
+            app = resolve_app(action.app_name)
+            if app is None:
+                raise GuiError(f"There is no app called '{action.app_name}'; apps: "
+                               f"{', '.join(APP_LABELS.values())}.")
+            return self.gui.launch(app)
+        return self._gui(action, run)
+
+
+def _gui_args(action: Any) -> dict[str, Any]:
+    return action.model_dump(exclude={"action_type"}, exclude_none=True)
+
+
+def _join(first: str | None, second: str | None) -> str | None:
+    if not first:
+        return second
+    if not second:
+        return first
+    return f"{first} {second}"
