@@ -142,8 +142,11 @@ class AdbCall:
 
         def run() -> ShellOutput:
             result = self._dev().shell2(args, timeout=limit, encoding=None, v2=True)
+            # shell v1 (a device without shell_v2) only fills `output`; v2 splits the streams.
+            split = bool(result.stdout or result.stderr)
             return ShellOutput(command=label, exit_code=result.returncode,
-                               stdout=result.stdout or result.output, stderr=result.stderr)
+                               stdout=result.stdout if split else result.output,
+                               stderr=result.stderr)
 
         return self._call(f"shell '{label[:80]}'", run, idempotent=idempotent)
 

@@ -1,0 +1,350 @@
+"""AdbPhone: the Device protocol on a real Android phone or emulator, through the adb call module.
+
+GUI actions become `input` taps, swipes, text and key events; open_app launches the app's
+package; tool calls go through devices.adb.tools; planner actions run harness-side
+(devices.adb.planner). Observations are a `uiautomator dump` (pulled over sync, or read from
+/dev/tty with the trailer stripped) plus a `screencap` PNG kept in the blob store.
+
+Snapshots are a dump of the Flywheel provider tables and the sandbox's settings, plus the
+harness state; restore deletes and re-inserts. A real device cannot be forked
+(`supports_fork = False`): fork() raises DeviceError.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from devices.adb.android_settings import ANDROID_SETTINGS
+from devices.adb.client import AdbCall
+from devices.adb.planner import HarnessState, Planner
+from devices.adb.provider import (
+    app_for_package, bind_args, package_for, parse_query_output, table_uri, where_id,
+)
+from devices.adb.settings import AdbSettings
+from devices.adb.tools import AdbTools
+from devices.adb.uixml import parse_hierarchy, root_package, strip_dump_trailer
+from devices.blobs import BlobStore
+from devices.protocol import DeviceError, DeviceLost, TaskInstance
+from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, copy_json
+from schemas.actions import (
+    Click, InputText, KeyboardEnter, LongPress, NavigateBack, NavigateHome, OpenApp, Scroll,
+    Swipe, Wait,
+)
+from schemas.observations import BlobRef, Bounds, Observation, ToolError, ToolResult, UIElement
+
+__all__ = ["AdbPhone", "AdbSnapshot", "escape_input_text", "SCREEN_WIDTH", "SCREEN_HEIGHT"]
+
+logger = logging.getLogger(__name__)
+
+#: The sandbox's reference screen (1080x2400, as on the sim phone) for swipes without a target.
+SCREEN_WIDTH, SCREEN_HEIGHT = 1080, 2400
+
+#: How long `input swipe` holds a point to make a long press (Android's threshold is ~500 ms).
+LONG_PRESS_MS = 1000
+
+#: A scroll or swipe gesture's duration: long enough not to fling past whole pages.
+SWIPE_MS = 300
+
+#: Android key codes for the keys the action space uses.
+KEY_HOME, KEY_BACK, KEY_ENTER, KEY_DEL, KEY_CTRL_LEFT, KEY_A = 3, 4, 66, 67, 113, 29
+
+#: Characters `input text` cannot type (it only injects ASCII key events).
+_PRINTABLE_ASCII = {chr(c) for c in range(0x20, 0x7F)}
+
+
+def escape_input_text(text: str) -> str:
+    """Text for `input text`: spaces become %s (the command's own escape). The argument list is
+    shell-quoted by the adb module, so quotes, `&`, `;`, `$` and backslashes reach it intact."""
+    bad = sorted({c for c in text if c not in _PRINTABLE_ASCII})
+    if bad:
+        raise ValueError(f"input text can only type printable ASCII; {bad[0]!r} cannot be typed")
+    return text.replace(" ", "%s")
+
+
+@dataclass(frozen=True)
+class AdbSnapshot:
+    """A real device's state as data: provider rows per table, settings, and the harness state."""
+
+    tables: dict[str, tuple[dict[str, Any], ...]]
+    settings: dict[str, Any]
+    harness: HarnessState
+    step: int
+    clock_ms: int
+
+
+class AdbPhone:
+    """A phone reached through adb. `supports_fork` is False: real devices cannot be copied."""
+
+    supports_fork = False
+
+    def __init__(self, device_id: str | None = None, *, settings: AdbSettings | None = None,
+                 adb: AdbCall | None = None, blobs: BlobStore | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings or AdbSettings()
+        if device_id is not None and self.settings.serial != device_id:
+            self.settings = self.settings.model_copy(update={"serial": device_id})
+        self.adb = adb or AdbCall(self.settings, sleep=sleep)
+        self.device_id = device_id or self.adb.serial
+        self.blobs = blobs or BlobStore(self.settings.blob_dir)
+        self._sleep = sleep
+        self.tool_runner = AdbTools(self.adb)
+        self.harness = HarnessState()
+        self.planner = Planner(self.harness, self.tool_runner.call)
+        self.step = 0
+        self.clock_ms = 0
+        self.max_steps = 30
+        self._screen: list[UIElement] = []
+        self._closed = False
+
+    # -- catalogue ------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        return self.tool_runner.specs
+
+    @property
+    def apps(self) -> tuple[str, ...]:
+        return APPS
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Runs one tool outside an episode step (no clock advance, not logged)."""
+        return self.tool_runner.call(name, arguments)
+
+    # -- Device protocol -------------------------------------------------------------------
+
+    def reset(self, task: TaskInstance) -> Observation:
+        """Clears every Flywheel app, restores default settings, loads the task's state."""
+        self._check_open()
+        self._key(KEY_HOME)
+        for app, tables in TABLES.items():
+            if tables:
+                self._shell(["pm", "clear", package_for(app)], idempotent=True)
+        initial = dict(task.initial_state)
+        values = {key: spec[0] for key, spec in SETTINGS_SPEC.items()}
+        overlay = initial.get("settings") or {}
+        if not isinstance(overlay, dict) or set(overlay) - set(values):
+            raise DeviceError(f"task {task.task_id} sets unknown settings "
+                              f"{sorted(set(overlay) - set(values))}; fix its initial_state")
+        values.update(overlay)
+        self._write_settings(values)
+        for app, tables in initial.items():
+            if app in ("settings", "memory", "user"):
+                continue
+            if app not in TABLES or not isinstance(tables, dict):
+                raise DeviceError(f"task {task.task_id} names unknown app '{app}' in its "
+                                  f"initial_state; use one of {', '.join(APPS)}")
+            for table, rows in tables.items():
+                if table not in TABLES[app]:
+                    raise DeviceError(f"task {task.task_id} names unknown table '{app}.{table}'")
+                for row in rows or []:
+                    self._upsert(app, table, dict(row))
+        user = initial.get("user") or {}
+        answers = user.get("answers", {}) if isinstance(user, dict) else {}
+        self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
+                                    user_answers={str(k): str(v) for k, v in answers.items()})
+        self.planner = Planner(self.harness, self.tool_runner.call)
+        self.step = 0
+        self.clock_ms = task.start_clock_ms
+        self.max_steps = task.max_steps
+        return self.observe()
+
+    def observe(self) -> Observation:
+        self._check_open()
+        return self._observation()
+
+    def act(self, action: Any) -> Observation:
+        """One action; a lost device raises DeviceLost, every other failure is in the result."""
+        self._check_open()
+        if self.harness.done:
+            return self._observation(result=ToolResult(
+                name=action.action_type, ok=False, error=ToolError(
+                    code="conflict", message="The episode has ended; reset the device first.")))
+        self.step += 1
+        self.clock_ms += int(action.seconds * 1000) if isinstance(action, Wait) else self.settings.step_ms
+        try:
+            result = self._dispatch(action)
+        except DeviceLost:
+            raise
+        except DeviceError as error:
+            result = ToolResult(name=action.action_type, ok=False,
+                                error=ToolError(code="timeout", message=str(error)))
+        if self.step >= self.max_steps:
+            self.harness.done = True
+        return self._observation(result=result)
+
+    def snapshot(self) -> AdbSnapshot:
+        self._check_open()
+        tables = {}
+        for app, names in TABLES.items():
+            for table in names:
+                out = self._shell(["content", "query", "--uri", table_uri(app, table)],
+                                  idempotent=True)
+                tables[f"{app}.{table}"] = tuple(parse_query_output(out, app, table))
+        values = {key: setting.from_android(self._shell(setting.read_command(), idempotent=True))
+                  for key, setting in ANDROID_SETTINGS.items()}
+        return AdbSnapshot(tables=tables, settings=values, harness=self.harness.copy(),
+                           step=self.step, clock_ms=self.clock_ms)
+
+    def restore(self, snapshot: AdbSnapshot) -> None:
+        self._check_open()
+        if not isinstance(snapshot, AdbSnapshot):
+            raise DeviceError("restore needs a snapshot taken by AdbPhone.snapshot()")
+        for key, rows in snapshot.tables.items():
+            app, table = key.split(".", 1)
+            self._shell(["content", "delete", "--uri", table_uri(app, table)], idempotent=True)
+            for row in rows:
+                self._shell(["content", "insert", "--uri", table_uri(app, table), *bind_args(row)],
+                            idempotent=False)
+        self._write_settings(snapshot.settings)
+        self.harness = snapshot.harness.copy()
+        self.planner = Planner(self.harness, self.tool_runner.call)
+        self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
+
+    def fork(self) -> AdbPhone:
+        raise DeviceError("a real device cannot be forked; snapshot it and restore the snapshot "
+                          "on another AdbPhone instead")
+
+    def close(self) -> None:
+        self._closed = True
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DeviceError(f"AdbPhone {self.device_id} is closed; create a new one")
+
+    def _shell(self, command: list[str], *, idempotent: bool) -> str:
+        out = self.adb.shell(command, idempotent=idempotent)
+        if out.exit_code != 0:
+            raise DeviceError(f"'{' '.join(command[:4])}' failed on {self.device_id} "
+                              f"(exit {out.exit_code}): {(out.error_text or out.text).strip()[:200]}")
+        return out.text
+
+    def _key(self, code: int) -> None:
+        self._shell(["input", "keyevent", str(code)], idempotent=False)
+
+    def _upsert(self, app: str, table: str, row: dict[str, Any]) -> None:
+        if "id" in row:
+            row["id"] = str(row["id"])
+            self._shell(["content", "delete", "--uri", table_uri(app, table),
+                         "--where", where_id(row["id"])], idempotent=True)
+        self._shell(["content", "insert", "--uri", table_uri(app, table), *bind_args(row)],
+                    idempotent=False)
+
+    def _write_settings(self, values: dict[str, Any]) -> None:
+        for key, value in values.items():
+            for command in ANDROID_SETTINGS[key].write_commands(value):
+                self._shell(command, idempotent=True)
+
+    def _dump(self) -> str:
+        if self.settings.dump_mode == "tty":
+            return strip_dump_trailer(self._shell(["uiautomator", "dump", "/dev/tty"],
+                                                  idempotent=True))
+        path = self.settings.dump_path
+        said = self._shell(["uiautomator", "dump", path], idempotent=True)
+        if "ERROR" in said:
+            raise DeviceError(f"uiautomator dump failed on {self.device_id}: {said.strip()[:200]}")
+        return self.adb.pull(path).decode("utf-8", errors="replace")
+
+    def _observation(self, result: ToolResult | None = None) -> Observation:
+        try:
+            xml = self._dump()
+            screen = parse_hierarchy(xml)
+            foreground = app_for_package(root_package(xml))
+        except ValueError as error:
+            raise DeviceError(f"could not read the screen of {self.device_id}: {error}") from None
+        self._screen = screen
+        shot: BlobRef | None = None
+        if self.settings.screenshots:
+            shot = self.blobs.put(self.adb.screencap(), media_type="image/png")
+        message = result.error.message if result is not None and result.error else None
+        return Observation(step=self.step, clock_ms=self.clock_ms, foreground_app=foreground,
+                           screen=screen, screenshot=shot, result=result, message=message,
+                           done=self.harness.done)
+
+    def _target(self, index: int | None, x: int | None, y: int | None) -> tuple[int, int]:
+        if index is None:
+            assert x is not None and y is not None
+            return x, y
+        if index >= len(self._screen) or self._screen[index].bounds is None:
+            raise _BadTarget(f"there is no element {index} on screen (it shows "
+                             f"{len(self._screen)} elements); observe again and pick another")
+        return self._screen[index].bounds.center  # type: ignore[union-attr]
+
+    def _region(self, index: int | None) -> Bounds:
+        if index is not None and index < len(self._screen) and self._screen[index].bounds:
+            return self._screen[index].bounds  # type: ignore[return-value]
+        return Bounds(left=0, top=0, right=SCREEN_WIDTH, bottom=SCREEN_HEIGHT)
+
+    def _gesture(self, region: Bounds, finger: str) -> None:
+        """A swipe across the middle half of `region` with the finger moving `finger`."""
+        cx, cy = region.center
+        dx = (region.right - region.left) // 4
+        dy = (region.bottom - region.top) // 4
+        start, end = {"up": ((cx, cy + dy), (cx, cy - dy)), "down": ((cx, cy - dy), (cx, cy + dy)),
+                      "left": ((cx + dx, cy), (cx - dx, cy)),
+                      "right": ((cx - dx, cy), (cx + dx, cy))}[finger]
+        self._shell(["input", "swipe", *map(str, (*start, *end)), str(SWIPE_MS)], idempotent=False)
+
+    def _dispatch(self, action: Any) -> ToolResult:
+        name = action.action_type
+        try:
+            if isinstance(action, Click):
+                x, y = self._target(action.index, action.x, action.y)
+                self._shell(["input", "tap", str(x), str(y)], idempotent=False)
+            elif isinstance(action, LongPress):
+                x, y = self._target(action.index, action.x, action.y)
+                self._shell(["input", "swipe", str(x), str(y), str(x), str(y), str(LONG_PRESS_MS)],
+                            idempotent=False)
+            elif isinstance(action, InputText):
+                text = escape_input_text(action.text)
+                if action.index is not None:
+                    x, y = self._target(action.index, None, None)
+                    self._shell(["input", "tap", str(x), str(y)], idempotent=False)
+                if action.clear:
+                    self._shell(["input", "keycombination", str(KEY_CTRL_LEFT), str(KEY_A)],
+                                idempotent=True)
+                    self._key(KEY_DEL)
+                self._shell(["input", "text", text], idempotent=False)
+            elif isinstance(action, KeyboardEnter):
+                self._key(KEY_ENTER)
+            elif isinstance(action, Scroll):
+                opposite = {"up": "down", "down": "up", "left": "right", "right": "left"}
+                self._gesture(self._region(action.index), opposite[action.direction])
+            elif isinstance(action, Swipe):
+                self._gesture(self._region(None), action.direction)
+            elif isinstance(action, NavigateHome):
+                self._key(KEY_HOME)
+            elif isinstance(action, NavigateBack):
+                self._key(KEY_BACK)
+            elif isinstance(action, OpenApp):
+                app = action.app_name.strip().lower()
+                if app not in APPS:
+                    raise _BadTarget(f"there is no app named '{action.app_name}'; open one of "
+                                     f"{', '.join(APPS)}")
+                self._shell(["monkey", "-p", package_for(app), "-c",
+                             "android.intent.category.LAUNCHER", "1"], idempotent=False)
+            elif isinstance(action, Wait):
+                if self.settings.wait_scale:
+                    self._sleep(action.seconds * self.settings.wait_scale)
+            else:
+                return self.planner.handle(self.step, action)
+        except (_BadTarget, ValueError) as error:
+            return ToolResult(name=name, ok=False,
+                              error=ToolError(code="bad_arguments", message=str(error)))
+        self.harness.log.append(_gui_entry(self.step, action))
+        return ToolResult(name=name, ok=True)
+
+
+class _BadTarget(ValueError):
+    """The action names an element or app that is not there."""
+
+
+def _gui_entry(step: int, action: Any) -> Any:
+    from devices.sim.state import LogEntry
+    arguments = action.model_dump(mode="json", exclude={"action_type"}, exclude_none=True)
+    return LogEntry(step, "gui", action.action_type, arguments, True)

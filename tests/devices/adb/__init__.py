@@ -1,0 +1,1 @@
+"""Tests of the adb runner against the fake adb server (the real adbutils client, no device)."""

@@ -1,0 +1,43 @@
+"""Fixtures for the adb runner tests: no real adb server is ever spawned, a fake one is served."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# adbutils starts `adb start-server` when it cannot connect; /bin/false makes that a no-op,
+# and ADB_MDNS=0 keeps any adb from probing the network. Tests may set env; product code may not.
+os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
+os.environ["ADB_MDNS"] = "0"
+
+from devices.adb.client import AdbCall  # noqa: E402
+from devices.adb.settings import AdbSettings  # noqa: E402
+from tests.devices.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
+
+SERIAL = "emulator-5554"
+
+#: Short enough that a stalled call fails fast in tests, long enough for a loaded 2-core box.
+TEST_CALL_TIMEOUT_S = 2.0
+
+
+def make_settings(server: FakeAdbServer, blob_dir: Path, **overrides: object) -> AdbSettings:
+    values: dict[str, object] = dict(host="127.0.0.1", port=server.port, serial=SERIAL,
+                                     call_timeout_s=TEST_CALL_TIMEOUT_S, retries=2,
+                                     retry_backoff_s=0.0, wait_scale=0.0, blob_dir=blob_dir)
+    values.update(overrides)
+    return AdbSettings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def bare_server() -> Iterator[FakeAdbServer]:
+    """A fake adb server with one device that has no phone behind it (files and echo only)."""
+    with FakeAdbServer({SERIAL: FakeDevice(None)}) as server:
+        yield server
+
+
+@pytest.fixture
+def bare_adb(bare_server: FakeAdbServer, tmp_path: Path) -> AdbCall:
+    return AdbCall(make_settings(bare_server, tmp_path / "blobs"))
