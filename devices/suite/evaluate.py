@@ -1,0 +1,81 @@
+"""Evaluates a policy on a split: per-template, per-family and overall (MobilePA-weighted) scores."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from statistics import fmean
+from typing import Any
+
+from pydantic import Field
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from devices.suite.episode import run_episode
+from devices.suite.instances import generate_split
+from devices.suite.policies import Policy, make_policy
+from devices.suite.registry import FAMILIES
+from schemas.envelope import Frozen
+from schemas.tasks import Split
+from schemas.training import FamilyScores
+
+__all__ = ["SuiteReport", "evaluate"]
+
+logger = logging.getLogger(__name__)
+
+
+class SuiteReport(Frozen):
+    """The result of one evaluation run."""
+
+    policy: str
+    split: Split
+    suite_seed: int
+    n_per_template: int
+    episodes: int = Field(ge=0)
+    scores: FamilyScores
+    overall: float = Field(ge=0.0, le=1.0)
+    template_scores: dict[str, float]
+    template_families: dict[str, str]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The report as JSON: families flattened next to `overall`."""
+        data = self.model_dump(mode="json")
+        data["families"] = data.pop("scores")
+        return data
+
+
+def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3,
+             suite_seed: int = 0, *, random_seed: int = 0, progress: bool = True,
+             console: Console | None = None) -> SuiteReport:
+    """Runs `policy` on n instances of every template in `split` on a fresh SimPhone."""
+    from devices.sim import SimPhone  # the sandbox is only needed when evaluating
+
+    agent = make_policy(policy, random_seed) if isinstance(policy, str) else policy
+    tasks = generate_split(split, n_per_template, suite_seed)
+    per_template: dict[str, list[float]] = defaultdict(list)
+    families: dict[str, str] = {}
+    phone = SimPhone()
+    progress_bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                            MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console or Console(stderr=True), disable=not progress,
+                            transient=False)
+    try:
+        with progress_bar:
+            bar = progress_bar.add_task(f"{agent.name} on {split}", total=len(tasks))
+            for task in tasks:
+                result = run_episode(phone, task, agent)
+                per_template[task.template].append(result.score)
+                families[task.template] = task.family
+                progress_bar.advance(bar)
+    finally:
+        phone.close()
+    template_scores = {name: fmean(scores) for name, scores in per_template.items()}
+    family_means = {}
+    for family in FAMILIES:
+        members = [s for name, s in template_scores.items() if families[name] == family]
+        family_means[family] = fmean(members) if members else 0.0
+    scores = FamilyScores(**family_means)
+    return SuiteReport(policy=agent.name, split=split, suite_seed=suite_seed,
+                       n_per_template=n_per_template, episodes=len(tasks), scores=scores,
+                       overall=min(1.0, max(0.0, scores.overall)),
+                       template_scores=template_scores, template_families=families)

@@ -1,0 +1,19 @@
+"""Seeded instance generation for a split: n instances of every template that serves it."""
+
+from __future__ import annotations
+
+from devices.protocol import TaskInstance
+from devices.suite.registry import templates_for
+from devices.suite.template import Template
+from schemas.tasks import Split
+
+__all__ = ["generate_split"]
+
+
+def generate_split(split: Split, n_per_template: int, suite_seed: int,
+                   templates: list[Template] | None = None) -> list[TaskInstance]:
+    """Instances 0..n-1 of every template serving `split`, in a stable order."""
+    if n_per_template < 1:
+        raise ValueError(f"n_per_template must be at least 1, got {n_per_template}")
+    chosen = templates_for(split) if templates is None else templates
+    return [t.generate(split, i, suite_seed) for t in chosen for i in range(n_per_template)]

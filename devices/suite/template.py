@@ -1,0 +1,112 @@
+"""The task template: AndroidWorld-style class with params, initial state, checker and oracle."""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from devices.protocol import TaskInstance
+from devices.suite.pools import Pool
+from devices.suite.seeding import instance_index, instance_rng, instance_seed
+from schemas.observations import Observation
+from schemas.tasks import Family, Split
+from schemas.verdicts import CheckerKind
+
+__all__ = ["Template", "Observe", "OracleScript", "SplitError", "PoolError"]
+
+# What the oracle calls to see the observation after its last action.
+Observe = Callable[[], Observation]
+# An oracle is a generator of actions; it may call `observe()` between yields.
+OracleScript = Iterator[Any]
+
+# Most tasks take a handful of tool calls; 30 steps leaves room for detours and GUI work.
+DEFAULT_MAX_STEPS = 30
+
+
+class SplitError(ValueError):
+    """A template was asked for a split it does not serve (a held-out template in train)."""
+
+
+class PoolError(ValueError):
+    """Generated parameters used a value outside the split's pool (a leak by construction)."""
+
+
+class Template(ABC):
+    """One parameterised task. Subclasses set the class attributes and the four methods.
+
+    `pools` maps a parameter name to the pool its value is drawn from; `list_pools` does the
+    same for list-valued parameters (each element from the pool). `generate` checks every
+    pooled value against the split's pool, so a test instance can never carry a train value.
+    """
+
+    name: ClassVar[str]
+    family: ClassVar[Family]
+    checker: ClassVar[CheckerKind]
+    goal_template: ClassVar[str]
+    parameters: ClassVar[dict[str, Any]] = {}
+    pools: ClassVar[Mapping[str, Pool]] = {}
+    list_pools: ClassVar[Mapping[str, Pool]] = {}
+    test_only: ClassVar[bool] = False
+    max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
+
+    # ---- the four methods a template writes -------------------------------------------
+    @abstractmethod
+    def generate_params(self, rng: random.Random, split: Split) -> dict[str, Any]:
+        """Draws the instance's parameters; pooled values come from `pool.pick(rng, split)`."""
+
+    @abstractmethod
+    def initial_state(self, params: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """The TaskInstance.initial_state overlay that sets the task up."""
+
+    @abstractmethod
+    def is_successful(self, state: Any, params: dict[str, Any]) -> float:
+        """A score in [0, 1] read only from the device state (tables, settings, memory, answer, log)."""
+
+    @abstractmethod
+    def oracle(self, params: dict[str, Any], observe: Observe) -> OracleScript:
+        """The scripted expert: yields actions that solve the instance."""
+
+    # ---- shared machinery ---------------------------------------------------------------
+    def splits(self) -> tuple[Split, ...]:
+        return ("test",) if self.test_only else ("train", "dev", "test")
+
+    def goal(self, params: dict[str, Any]) -> str:
+        return self.goal_template.format(**params)
+
+    def check_pools(self, params: dict[str, Any], split: Split) -> None:
+        """Raises PoolError when a pooled parameter holds a value outside `split`'s pool."""
+        for key, pool in self.pools.items():
+            if not pool.contains(params[key], split):
+                raise PoolError(f"{self.name}: parameter {key}={params[key]!r} is not in the "
+                                f"{split} pool")
+        for key, pool in self.list_pools.items():
+            for value in params[key]:
+                if not pool.contains(value, split):
+                    raise PoolError(f"{self.name}: {key} element {value!r} is not in the "
+                                    f"{split} pool")
+
+    def generate(self, split: Split, i: int, suite_seed: int) -> TaskInstance:
+        """The `i`-th instance of this template in `split`, fully fixed by the suite seed."""
+        if split not in self.splits():
+            raise SplitError(f"template {self.name} is held out for test and has no {split} "
+                             "instances; pick a template from the train or dev list")
+        index = instance_index(split, i)
+        seed = instance_seed(suite_seed, self.name, index)
+        rng = instance_rng(seed)
+        params = self.generate_params(rng, split)
+        self.check_pools(params, split)
+        state = self.initial_state(params, rng)
+        return TaskInstance(
+            task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
+            template=self.name, family=self.family, split=split, index=index, seed=seed,
+            params=params, goal=self.goal(params), initial_state=state,
+            max_steps=self.max_steps,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready summary for `flywheel suite list`."""
+        return {"name": self.name, "family": self.family, "checker": self.checker,
+                "splits": list(self.splits()), "test_only": self.test_only,
+                "goal_template": self.goal_template, "parameters": self.parameters}

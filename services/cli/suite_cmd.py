@@ -1,0 +1,95 @@
+"""`flywheel suite ...`: list the task templates and evaluate reference policies on a split."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from devices.suite.evaluate import evaluate
+from devices.suite.registry import FAMILIES, all_templates, templates_for
+from devices.suite.settings import SuiteConfigError, load_settings
+
+__all__ = ["register"]
+
+suite_app = typer.Typer(help="The task suite: templates, splits and reference policies.",
+                        no_args_is_help=True)
+console = Console()
+err_console = Console(stderr=True)
+
+
+class SplitName(str, Enum):
+    train = "train"
+    dev = "dev"
+    test = "test"
+
+
+class PolicyChoice(str, Enum):
+    oracle = "oracle"
+    random = "random"
+    noop = "noop"
+
+
+@suite_app.command("list")
+def list_templates(
+    split: SplitName | None = typer.Option(None, help="Only templates that serve this split."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the templates by family, with their checker and splits."""
+    chosen = templates_for(split.value) if split else list(all_templates())
+    if as_json:
+        typer.echo(json.dumps({
+            "templates": [t.describe() for t in chosen],
+            "counts": {f: sum(t.family == f for t in chosen) for f in FAMILIES},
+            "total": len(chosen),
+            "held_out": sum(t.test_only for t in chosen),
+        }, indent=2))
+        return
+    table = Table("family", "template", "checker", "splits", title="Task templates")
+    for family in FAMILIES:
+        for t in (t for t in chosen if t.family == family):
+            table.add_row(family, t.name, t.checker,
+                          "test (held out)" if t.test_only else "train, dev, test")
+    console.print(table)
+    held = sum(t.test_only for t in chosen)
+    console.print(f"{len(chosen)} templates, {held} held out for test")
+
+
+@suite_app.command("eval")
+def eval_policy(
+    policy: PolicyChoice = typer.Option(..., help="Which reference policy to run."),
+    split: SplitName = typer.Option(SplitName.dev, help="Which split to evaluate on."),
+    n: int | None = typer.Option(None, min=1, help="Instances per template (default from settings)."),
+    seed: int | None = typer.Option(None, min=0, help="Suite seed (default from settings)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Run a policy on every template of a split and report per-family and overall scores."""
+    try:
+        settings = load_settings()
+    except SuiteConfigError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    report = evaluate(policy.value, split.value, n or settings.n_per_template,
+                      settings.suite_seed if seed is None else seed,
+                      random_seed=settings.random_seed, progress=not as_json)
+    if as_json:
+        typer.echo(json.dumps(report.to_json_dict(), indent=2))
+        return
+    per = Table("template", "family", "score", title=f"{report.policy} on {report.split}")
+    for name, score in sorted(report.template_scores.items(),
+                              key=lambda kv: (report.template_families[kv[0]], kv[0])):
+        per.add_row(name, report.template_families[name], f"{score:.2f}")
+    console.print(per)
+    summary = Table("family", "score", title="Summary")
+    for family in FAMILIES:
+        summary.add_row(family, f"{getattr(report.scores, family):.3f}")
+    summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
+    console.print(summary)
+    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(suite_app, name="suite")
