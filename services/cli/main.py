@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "services.cli.sql_cmd",
     "services.cli.devices_cmd",
     "services.cli.phone_cmd",
+    "services.cli.suite_cmd",
 )
 
 for _name in COMMAND_MODULES:
