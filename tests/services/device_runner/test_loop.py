@@ -1,0 +1,157 @@
+"""Integration tests of the runner loop against the real local broker, with fresh topics."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from devices.sim import SimPhone
+from schemas.envelope import Event
+from schemas.episodes import ActionRequested, DeviceFailed, ObservationRecorded
+from schemas.topics import Topic
+from services.device_runner.decide import RunnerMemory
+from services.device_runner.loop import run_device_runner
+from services.device_runner.settings import DeviceRunnerSettings
+from streams.consumer import TypedBatchConsumer
+from streams.producer import TypedProducer
+from tests.services.device_runner.helpers import LosingPhone, request, step_of
+
+pytestmark = pytest.mark.integration
+
+#: Only a guard against a hung test: the broker answers in milliseconds, the group join in ~3 s.
+COLLECT_DEADLINE_S = 60.0
+
+
+def _publish(bootstrap: str, topic: Topic, events: list[ActionRequested]) -> None:
+    with TypedProducer(bootstrap, client_id="test-rollout") as producer:
+        for event in events:
+            producer.send(topic, event)
+        producer.flush()
+
+
+@contextmanager
+def _runner(bootstrap: str, phone: Any, actions: Topic, observations: Topic, group: str,
+            memory: RunnerMemory | None = None) -> Iterator[RunnerMemory]:
+    settings = DeviceRunnerSettings(device_id=phone.device_id, group_id=group,
+                                    start_from="earliest", poll_timeout_ms=100)
+    memory = memory if memory is not None else RunnerMemory()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            run_device_runner(settings, phone, stop, bootstrap=bootstrap, actions=actions,
+                              observations=observations, memory=memory)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test thread
+            errors.append(error)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    try:
+        yield memory
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive(), "the runner did not stop"
+    if errors:
+        raise errors[0]
+
+
+class _Collector:
+    """Reads the observations topic from the start in its own group."""
+
+    def __init__(self, bootstrap: str, topic: Topic) -> None:
+        self.consumer = TypedBatchConsumer(bootstrap, [topic], f"reader-{uuid.uuid4().hex[:8]}",
+                                           client_id="test-reader")
+        self.events: list[Event] = []
+
+    def until(self, done: Callable[[list[Event]], bool]) -> list[Event]:
+        deadline = time.monotonic() + COLLECT_DEADLINE_S
+        while not done(self.events) and time.monotonic() < deadline:
+            self.events.extend(r.event for r in self.consumer.poll_batch(200))
+        return self.events
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def test_each_runner_serves_only_its_own_device_in_order(bootstrap: str, fresh_topic) -> None:
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    group = f"runners-{uuid.uuid4().hex[:8]}"
+    _publish(bootstrap, actions, [request(device, f"ep-{device}", step)
+                                  for step in range(4) for device in ("sim-0", "sim-1")])
+    phones = [SimPhone("sim-0"), SimPhone("sim-1")]
+    collector = _Collector(bootstrap, observations)
+    try:
+        with _runner(bootstrap, phones[0], actions, observations, group) as m0, \
+                _runner(bootstrap, phones[1], actions, observations, group) as m1:
+            events = collector.until(lambda seen: len(seen) >= 8)
+    finally:
+        collector.close()
+    assert all(isinstance(e, ObservationRecorded) for e in events)
+    for device in ("sim-0", "sim-1"):
+        mine = [e for e in events if e.device_id == device]
+        assert {e.episode_id for e in mine} == {f"ep-{device}"}
+        assert [e.step for e in mine] == [0, 1, 2, 3]
+        assert [e.observation.step for e in mine] == [1, 2, 3, 4]
+    assert (m0.executed, m1.executed) == (4, 4)
+    assert [step_of(p) for p in phones] == [4, 4]
+
+
+def test_a_lost_device_fails_its_episode_and_the_runner_goes_on(bootstrap: str,
+                                                               fresh_topic) -> None:
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    group = f"runners-{uuid.uuid4().hex[:8]}"
+    phone = LosingPhone("sim-2", lose_at=2)
+    redelivered = request("sim-2", "ep-d", 1)
+    _publish(bootstrap, actions, [
+        request("sim-2", "ep-c", 0), request("sim-2", "ep-c", 1),  # lost on the second act
+        request("sim-2", "ep-d", 0), redelivered, redelivered,  # the same action twice
+    ])
+    collector = _Collector(bootstrap, observations)
+    try:
+        with _runner(bootstrap, phone, actions, observations, group) as memory:
+            events = collector.until(lambda seen: len(seen) >= 5)
+    finally:
+        collector.close()
+    # Observations are keyed by episode: order holds within an episode, not across them.
+    ep_c = [e for e in events if e.episode_id == "ep-c"]
+    ep_d = [e for e in events if e.episode_id == "ep-d"]
+    assert [(type(e).__name__, e.step) for e in ep_c] == [("ObservationRecorded", 0),
+                                                         ("DeviceFailed", 1)]
+    assert [(type(e).__name__, e.step) for e in ep_d] == [("ObservationRecorded", 0),
+                                                         ("ObservationRecorded", 1),
+                                                         ("ObservationRecorded", 1)]
+    failed = ep_c[1]
+    assert isinstance(failed, DeviceFailed) and failed.reason == "disconnected"
+    assert ep_d[1].event_id == ep_d[2].event_id  # re-published, not executed again
+    assert phone.acts == 4 and step_of(phone) == 2  # 4 calls (one lost); the repeat made none
+    assert (memory.executed, memory.replayed, memory.failed) == (3, 1, 1)
+
+
+def test_a_restarted_runner_resumes_after_its_committed_actions(bootstrap: str,
+                                                                fresh_topic) -> None:
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    group = f"runners-{uuid.uuid4().hex[:8]}"
+    phone = SimPhone("sim-3")
+    _publish(bootstrap, actions, [request("sim-3", "ep-e", i) for i in range(2)])
+    collector = _Collector(bootstrap, observations)
+    try:
+        with _runner(bootstrap, phone, actions, observations, group):
+            collector.until(lambda seen: len(seen) >= 2)
+        _publish(bootstrap, actions, [request("sim-3", "ep-e", 2)])
+        with _runner(bootstrap, phone, actions, observations, group) as second:
+            events = collector.until(lambda seen: len(seen) >= 3)
+    finally:
+        collector.close()
+    # The second runner only ran the new action; the committed ones were not redelivered.
+    # Its memory is empty, so it cannot vouch for the phone's state and fails the episode.
+    assert second.executed == 0 and second.failed == 1
+    assert isinstance(events[2], DeviceFailed) and events[2].reason == "unavailable"
+    assert step_of(phone) == 2
