@@ -15,6 +15,7 @@ from devices.sim.apps.common import (
     pick_changes,
     require,
 )
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, NotFound, array, integer, string, tool
 
@@ -112,3 +113,63 @@ def find_free_slot(state: SimState, args: dict[str, Any]) -> Any:
         raise NotFound(f"There is no free slot of {args['duration_min']} minutes on {day}.")
     fmt = "%Y-%m-%dT%H:%M"
     return {"start": cursor.strftime(fmt), "end": (cursor + need).strftime(fmt)}
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Calendar"
+ROOT = "list"
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    return (row["title"], f"{row['start'].replace('T', ' ')}–{row['end'][11:]}",
+            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = _sorted(state.table("calendar", "events").values())
+    list_screen(b, frame, "Calendar", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows
+                                  if matches(q, r["title"], r["location"], r["attendees"], r["notes"])],
+                actions=[("New event", "add", lambda g: g.open("form"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("calendar", "events", frame["params"]["id"])
+    if row is None:
+        return missing(b, "event")
+    detail_header(b, row["title"], [("Starts", row["start"].replace("T", " "), "start"),
+                                    ("Ends", row["end"].replace("T", " "), "end"),
+                                    ("Location", row["location"], "location"),
+                                    ("Guests", row["attendees"], "attendees")])
+    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("calendar.delete_event", {"id": i})
+        g.back()
+        return "Event deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row_id = frame["params"].get("id")
+    row = state.get("calendar", "events", row_id) if row_id else None
+
+    def save(g: Any, values: dict[str, str]) -> str:
+        args = {"title": values["title"].strip(), "start": values["start"].strip(),
+                "end": values["end"].strip(), "location": values["location"].strip(),
+                "attendees": split_list(values["attendees"])}
+        if row is None:
+            g.call("calendar.create_event", args)
+        else:
+            g.call("calendar.update_event", {"id": row["id"], **args})
+        g.back()
+        return "Event saved."
+
+    form_screen(b, frame, "Edit event" if row else "New event",
+                [("title", "Title"), ("start", "Start YYYY-MM-DDTHH:MM"), ("end", "End YYYY-MM-DDTHH:MM"),
+                 ("location", "Location"), ("attendees", "Guests, comma separated")], save, initial=row)
+
+
+SCREENS = {"list": _list, "detail": _detail, "form": _form}

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.sim.apps.common import TIME, now_iso, out, outs, pick_changes, require
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
-from devices.sim.tools import array, boolean, integer, string, tool
+from devices.sim.tools import BadArguments, array, boolean, integer, string, tool
 
-__all__ = ["DAYS"]
+__all__ = ["DAYS", "LABEL", "ROOT", "SCREENS", "add_alarm"]
 
 DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _DAYS = array(string("A weekday.", enum=DAYS), "Weekdays it repeats on; empty = once.")
@@ -84,3 +85,90 @@ def list_timers(state: SimState, args: dict[str, Any]) -> Any:
 def cancel_timer(state: SimState, args: dict[str, Any]) -> Any:
     require(state, "clock", "timers", args["id"], "timer")
     return out(state.delete("clock", "timers", args["id"]))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Clock"
+ROOT = "list"
+
+
+def _toggle(g: Any, row_id: str, enabled: bool) -> str:
+    g.call("clock.toggle_alarm", {"id": row_id, "enabled": enabled})
+    return "Alarm on." if enabled else "Alarm off."
+
+
+def _days_text(days: list[str]) -> str:
+    return ", ".join(days) if days else "once"
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    items = [(r["time"], f"{r['label'] or 'Alarm'} · {_days_text(r['days'])}",
+              lambda g, i=r["id"]: g.open("detail", id=i), None, r["enabled"],
+              lambda g, i=r["id"], e=r["enabled"]: _toggle(g, i, not e))
+             for r in _alarms(state)]
+    list_screen(b, frame, "Alarms", items,
+                actions=[("Add alarm", "add", lambda g: g.open("form")),
+                         ("Timers", "timers", lambda g: g.open("timers"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("clock", "alarms", frame["params"]["id"])
+    if row is None:
+        return missing(b, "alarm")
+    detail_header(b, row["time"], [("Label", row["label"], "label"), ("Repeats", _days_text(row["days"]), "days")])
+    b.switch("Enabled", "enabled", row["enabled"], lambda g, i=row["id"], e=row["enabled"]: _toggle(g, i, not e))
+    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("clock.delete_alarm", {"id": i})
+        g.back()
+        return "Alarm deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row_id = frame["params"].get("id")
+    row = state.get("clock", "alarms", row_id) if row_id else None
+
+    def save(g: Any, values: dict[str, str]) -> str:
+        args = {"time": values["time"].strip(), "label": values["label"].strip(),
+                "days": [d.lower()[:3] for d in split_list(values["days"])]}
+        if row is None:
+            g.call("clock.set_alarm", args)
+        else:
+            g.call("clock.update_alarm", {"id": row["id"], **args})
+        g.back()
+        return "Alarm saved."
+
+    form_screen(b, frame, "Edit alarm" if row else "New alarm",
+                [("time", "Time (HH:MM)"), ("label", "Label"), ("days", "Days, e.g. mon, tue")],
+                save, initial=row)
+
+
+def _timers(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    def cancel(g: Any, i: str) -> str:
+        g.call("clock.cancel_timer", {"id": i})
+        return "Timer cancelled."
+
+    items = [(f"{r['seconds']} s", r["label"], None, lambda g, i=r["id"]: cancel(g, i), None, None)
+             for r in state.table("clock", "timers").values()]
+    list_screen(b, frame, "Timers", items, up=True,
+                actions=[("Start timer", "start", lambda g: g.open("timer_form"))])
+
+
+def _timer_form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    def save(g: Any, values: dict[str, str]) -> str:
+        seconds = values["seconds"].strip()
+        if not seconds.isdigit():
+            raise BadArguments("Type the timer length as a whole number of seconds.")
+        g.call("clock.start_timer", {"seconds": int(seconds), "label": values["label"].strip()})
+        g.back()
+        return "Timer started."
+
+    form_screen(b, frame, "New timer", [("seconds", "Seconds"), ("label", "Label")], save,
+                save_text="Start")
+
+
+SCREENS = {"list": _list, "detail": _detail, "form": _form, "timers": _timers, "timer_form": _timer_form}

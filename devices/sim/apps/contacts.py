@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.sim.apps.common import matches, out, outs, pick_changes, require
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, nonempty
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, Conflict, NotFound, boolean, string, tool
 
-__all__ = ["PHONE", "find_contact", "resolve_phone"]
+__all__ = ["LABEL", "PHONE", "ROOT", "SCREENS", "find_contact", "resolve_phone"]
 
 # Digits with optional +, spaces, dashes, dots and parentheses: what people type as a number.
 PHONE = r"\+?[0-9][0-9 ().-]{2,24}"
@@ -95,3 +96,69 @@ def resolve_phone(state: SimState, args: dict[str, Any]) -> tuple[str, str]:
         row = find_contact(state, args["phone"])
         return (row["name"] if row else args["phone"]), args["phone"]
     raise BadArguments("Give either argument 'contact' or argument 'phone'.")
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Contacts"
+ROOT = "list"
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    subtitle = f"{row['phone']} · starred" if row["starred"] else row["phone"]
+    return (row["name"], subtitle, lambda g, i=row["id"]: g.open("detail", id=i),
+            lambda g, i=row["id"], s=row["starred"]: _star_message(g, i, not s), None, None)
+
+
+def _star_message(g: Any, row_id: str, starred: bool) -> str:
+    g.call("contacts.star", {"id": row_id, "starred": starred})
+    return "Starred." if starred else "Unstarred."
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = sorted(state.table("contacts", "contacts").values(), key=lambda r: r["name"])
+    list_screen(b, frame, "Contacts", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows
+                                  if matches(q, r["name"], r["phone"], r["email"], r["company"])],
+                actions=[("Add", "add", lambda g: g.open("form"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("contacts", "contacts", frame["params"]["id"])
+    if row is None:
+        return missing(b, "contact")
+    detail_header(b, row["name"], [("Phone", row["phone"], "phone"), ("Email", row["email"], "email"),
+                                   ("Company", row["company"], "company")])
+    b.switch("Starred", "starred", row["starred"],
+             lambda g, i=row["id"], s=row["starred"]: _star_message(g, i, not s))
+    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("contacts.delete", {"id": i})
+        g.back()
+        return "Contact deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row_id = frame["params"].get("id")
+    row = state.get("contacts", "contacts", row_id) if row_id else None
+
+    def save(g: Any, values: dict[str, str]) -> str:
+        filled = nonempty(values)
+        if row is None:
+            created = g.call("contacts.add", filled)
+            g.back()
+            g.open("detail", id=created["id"])
+            return "Contact saved."
+        g.call("contacts.update", {"id": row["id"], **filled})
+        g.back()
+        return "Contact saved."
+
+    form_screen(b, frame, "Edit contact" if row else "New contact",
+                [("name", "Name"), ("phone", "Phone"), ("email", "Email"), ("company", "Company")],
+                save, initial=row)
+
+
+SCREENS = {"list": _list, "detail": _detail, "form": _form}

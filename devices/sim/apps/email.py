@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.sim.apps.common import matches, now_iso, out, outs, require
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, array, boolean, string, tool
 
-__all__ = ["FOLDERS", "ME"]
+__all__ = ["FOLDERS", "LABEL", "ME", "ROOT", "SCREENS"]
 
 FOLDERS = ["inbox", "sent", "drafts", "archive", "trash"]
 # The phone owner's address, the sender of every outgoing email.
@@ -97,3 +98,90 @@ def reply(state: SimState, args: dict[str, Any]) -> Any:
 def delete(state: SimState, args: dict[str, Any]) -> Any:
     require(state, "email", "emails", args["id"], "email")
     return out(state.update("email", "emails", args["id"], {"folder": "trash"}))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Email"
+ROOT = "list"
+
+
+def _open(g: Any, row_id: str) -> None:
+    g.call("email.read", {"id": row_id})
+    g.open("detail", id=row_id)
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    who = row["sender"] if row["sender"] != ME else f"To {', '.join(row['to'])}"
+    flags = ("" if row["read"] else " · unread") + (" · starred" if row["starred"] else "")
+    return (row["subject"], f"{who}{flags}", lambda g, i=row["id"]: _open(g, i),
+            lambda g, i=row["id"], s=row["starred"]: _star(g, i, not s), None, None)
+
+
+def _star(g: Any, row_id: str, starred: bool) -> str:
+    g.call("email.star", {"id": row_id, "starred": starred})
+    return "Starred." if starred else "Unstarred."
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    folder = frame["params"].get("folder", "inbox")
+    rows = _newest(r for r in state.table("email", "emails").values() if r["folder"] == folder)
+    list_screen(b, frame, folder.title(), [_item(r) for r in rows], up=folder != "inbox",
+                search=lambda q: [_item(r) for r in rows
+                                  if matches(q, r["subject"], r["body"], r["sender"], r["to"])],
+                actions=[("Compose", "compose", lambda g: g.open("compose")),
+                         ("Folders", "folders", lambda g: g.open("folders"))])
+
+
+def _folders(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    counts = {f: 0 for f in FOLDERS}
+    for r in state.table("email", "emails").values():
+        counts[r["folder"]] = counts.get(r["folder"], 0) + 1
+    items = [(f.title(), f"{counts[f]} emails", lambda g, f=f: g.open("list", folder=f), None, None, None)
+             for f in FOLDERS]
+    list_screen(b, frame, "Folders", items, up=True)
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("email", "emails", frame["params"]["id"])
+    if row is None:
+        return missing(b, "email")
+    detail_header(b, row["subject"], [("From", row["sender"], "sender"), ("To", row["to"], "to"),
+                                      ("", row["body"], "body")])
+    b.switch("Starred", "starred", row["starred"],
+             lambda g, i=row["id"], s=row["starred"]: _star(g, i, not s))
+    if row["sender"] != ME:
+        b.button("Reply", "reply", lambda g, i=row["id"]: g.open("reply", id=i))
+
+    def move(folder: str, message: str) -> Any:
+        def run(g: Any, i: str = row["id"]) -> str:
+            g.call("email.move", {"id": i, "folder": folder})
+            g.back()
+            return message
+        return run
+
+    b.button("Archive", "archive", move("archive", "Archived."))
+    b.button("Delete", "delete", move("trash", "Moved to trash."))
+
+
+def _compose(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    def save(g: Any, values: dict[str, str]) -> str:
+        g.call("email.send", {"to": split_list(values["to"]), "subject": values["subject"].strip(),
+                              "body": values["body"]})
+        g.back()
+        return "Email sent."
+
+    form_screen(b, frame, "Compose", [("to", "To"), ("subject", "Subject"), ("body", "Message")], save,
+                save_text="Send")
+
+
+def _reply(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    def save(g: Any, values: dict[str, str]) -> str:
+        g.call("email.reply", {"id": frame["params"]["id"], "body": values["body"]})
+        g.back()
+        return "Reply sent."
+
+    form_screen(b, frame, "Reply", [("body", "Message")], save, save_text="Send")
+
+
+SCREENS = {"list": _list, "folders": _folders, "detail": _detail, "compose": _compose, "reply": _reply}

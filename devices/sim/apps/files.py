@@ -7,10 +7,11 @@ from typing import Any
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.contacts import find_contact
 from devices.sim.apps.messages import send_message
+from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
 from devices.sim.tools import NotFound, string, tool
 
-__all__ = ["KINDS"]
+__all__ = ["KINDS", "LABEL", "ROOT", "SCREENS"]
 
 KINDS = ["photo", "document", "audio"]
 _ID = {"id": string("File id, e.g. 'f1'.", minLength=1)}
@@ -81,3 +82,38 @@ def share(state: SimState, args: dict[str, Any]) -> Any:
     if person is None:
         raise NotFound(f"There is no contact named '{args['contact']}'.")
     return out(send_message(state, person["name"], person["phone"], f"[file] {row['name']}"))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Files"
+ROOT = "list"
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    return (row["name"], f"{row['album']} · {row['kind']} · {row['size_kb']} KB",
+            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = _newest(state.table("files", "files").values())
+    list_screen(b, frame, "Files", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["album"], r["tags"])])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("files", "files", frame["params"]["id"])
+    if row is None:
+        return missing(b, "file")
+    detail_header(b, row["name"], [("Album", row["album"], "album"), ("Tags", row["tags"] or "none", "tags"),
+                                   ("Size", f"{row['size_kb']} KB", "size"), ("Created", row["created_at"], "created")])
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("files.delete", {"id": i})
+        g.back()
+        return "File deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+SCREENS = {"list": _list, "detail": _detail}

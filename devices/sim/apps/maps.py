@@ -6,10 +6,11 @@ import zlib
 from typing import Any
 
 from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
 from devices.sim.tools import NotFound, number, string, tool
 
-__all__ = ["MODES", "eta_minutes"]
+__all__ = ["LABEL", "MODES", "ROOT", "SCREENS", "eta_minutes"]
 
 MODES = ["drive", "walk", "transit"]
 # Minutes per "distance unit" per mode: walking is slowest, driving fastest (plausible ratios).
@@ -99,3 +100,54 @@ def eta(state: SimState, args: dict[str, Any]) -> Any:
 @tool("maps.list_trips", "List past and current trips.", "Trip records.")
 def list_trips(state: SimState, args: dict[str, Any]) -> Any:
     return outs(state.table("maps", "trips").values())
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Maps"
+ROOT = "list"
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    return (row["name"], f"{row['category']} · {row['rating']}★ · {row['address']}",
+            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = sorted(state.table("maps", "places").values(), key=lambda r: r["name"])
+    list_screen(b, frame, "Maps", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["address"], r["category"])],
+                actions=[("Saved", "saved", lambda g: g.open("saved"))])
+
+
+def _saved(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    places = state.table("maps", "places")
+    items = [_item(places[r["place_id"]])[:1] + (r["list"],) + _item(places[r["place_id"]])[2:]
+             for r in state.table("maps", "saved").values() if r["place_id"] in places]
+    list_screen(b, frame, "Saved places", items, up=True)
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("maps", "places", frame["params"]["id"])
+    if row is None:
+        return missing(b, "place")
+    detail_header(b, row["name"], [("Category", row["category"], "category"),
+                                   ("Address", row["address"], "address"), ("Rating", row["rating"], "rating")])
+
+    def save(g: Any, i: str = row["id"]) -> str:
+        g.call("maps.save_place", {"place_id": i, "list": "Favorites"})
+        return "Saved to Favorites."
+
+    def go(mode: str) -> Any:
+        def run(g: Any, i: str = row["id"]) -> str:
+            trip = g.call("maps.navigate", {"destination": i, "mode": mode})
+            return f"Navigating by {mode}: {trip['eta_min']} min."
+        return run
+
+    b.button("Save", "save", save)
+    b.button("Directions (drive)", "drive", go("drive"))
+    b.button("Directions (walk)", "walk", go("walk"))
+    b.button("Directions (transit)", "transit", go("transit"))
+
+
+SCREENS = {"list": _list, "saved": _saved, "detail": _detail}

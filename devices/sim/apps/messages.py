@@ -6,10 +6,11 @@ from typing import Any
 
 from devices.sim.apps.common import matches, now_iso, out, outs, require
 from devices.sim.apps.contacts import PHONE, resolve_phone
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
 from devices.sim.state import SimState
 from devices.sim.tools import string, tool
 
-__all__ = ["send_message"]
+__all__ = ["LABEL", "ROOT", "SCREENS", "send_message"]
 
 
 def send_message(state: SimState, contact: str, phone: str, body: str) -> dict[str, Any]:
@@ -64,3 +65,59 @@ def mark_read(state: SimState, args: dict[str, Any]) -> Any:
 def delete(state: SimState, args: dict[str, Any]) -> Any:
     require(state, "messages", "messages", args["id"], "message")
     return out(state.delete("messages", "messages", args["id"]))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Messages"
+ROOT = "list"
+
+
+def _open(g: Any, row_id: str) -> None:
+    g.call("messages.mark_read", {"id": row_id})
+    g.open("detail", id=row_id)
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    who = row["contact"] if row["direction"] == "in" else f"To {row['contact']}"
+    unread = "" if row["read"] else " · unread"
+    return (who, f"{row['body']}{unread}", lambda g, i=row["id"]: _open(g, i), None, None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = sorted(state.table("messages", "messages").values(), key=lambda r: (r["sent_at"], r["id"]),
+                  reverse=True)
+    list_screen(b, frame, "Messages", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows if matches(q, r["body"], r["contact"], r["phone"])],
+                actions=[("Compose", "compose", lambda g: g.open("compose"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("messages", "messages", frame["params"]["id"])
+    if row is None:
+        return missing(b, "message")
+    detail_header(b, row["contact"], [("", row["body"], "body"), ("Phone", row["phone"], "phone"),
+                                      ("Sent", row["sent_at"].replace("T", " "), "sent_at")])
+    b.button("Reply", "reply", lambda g, c=row["contact"]: g.open("compose", to=c))
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("messages.delete", {"id": i})
+        g.back()
+        return "Message deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+def _compose(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    def save(g: Any, values: dict[str, str]) -> str:
+        to = values["to"].strip()
+        target = {"phone": to} if to[:1] in "+0123456789" and to else {"contact": to}
+        g.call("messages.send", {**target, "body": values["body"]})
+        g.back()
+        return "Message sent."
+
+    form_screen(b, frame, "New message", [("to", "To (name or number)"), ("body", "Message")], save,
+                initial={"to": frame["params"].get("to", "")}, save_text="Send")
+
+
+SCREENS = {"list": _list, "detail": _detail, "compose": _compose}

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.sim.apps.common import matches, out, outs, pick_changes, require
+from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
 from devices.sim.state import SimState
 from devices.sim.tools import boolean, string, tool
 
-__all__ = ["DEFAULT_FOLDER", "add_note"]
+__all__ = ["DEFAULT_FOLDER", "LABEL", "ROOT", "SCREENS", "add_note"]
 
 # Where a note goes when nobody says otherwise (what most notes apps call it).
 DEFAULT_FOLDER = "Notes"
@@ -77,3 +78,67 @@ def delete(state: SimState, args: dict[str, Any]) -> Any:
 def pin(state: SimState, args: dict[str, Any]) -> Any:
     require(state, "notes", "notes", args["id"], "note")
     return out(state.update("notes", "notes", args["id"], {"pinned": args["pinned"]}))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Notes"
+ROOT = "list"
+
+
+def _pin(g: Any, row_id: str, pinned: bool) -> str:
+    g.call("notes.pin", {"id": row_id, "pinned": pinned})
+    return "Pinned." if pinned else "Unpinned."
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    subtitle = f"{row['folder']} · pinned" if row["pinned"] else row["folder"]
+    return (row["title"], subtitle, lambda g, i=row["id"]: g.open("detail", id=i),
+            lambda g, i=row["id"], p=row["pinned"]: _pin(g, i, not p), None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = _sorted(state)
+    list_screen(b, frame, "Notes", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows if matches(q, r["title"], r["body"])],
+                actions=[("Add", "add", lambda g: g.open("form"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("notes", "notes", frame["params"]["id"])
+    if row is None:
+        return missing(b, "note")
+    detail_header(b, row["title"], [("", row["body"], "body"), ("Folder", row["folder"], "folder")])
+    b.switch("Pinned", "pinned", row["pinned"], lambda g, i=row["id"], p=row["pinned"]: _pin(g, i, not p))
+    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
+
+    def delete(g: Any, i: str = row["id"]) -> str:
+        g.call("notes.delete", {"id": i})
+        g.back()
+        return "Note deleted."
+
+    b.button("Delete", "delete", delete)
+
+
+def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row_id = frame["params"].get("id")
+    row = state.get("notes", "notes", row_id) if row_id else None
+
+    def save(g: Any, values: dict[str, str]) -> str:
+        title, body, folder = values["title"].strip(), values["body"], values["folder"].strip()
+        if row is None:
+            created = g.call("notes.create", {"title": title, "body": body,
+                                              **({"folder": folder} if folder else {})})
+            g.back()
+            g.open("detail", id=created["id"])
+        else:
+            g.call("notes.update", {"id": row["id"], "title": title, "body": body,
+                                    **({"folder": folder} if folder else {})})
+            g.back()
+        return "Note saved."
+
+    form_screen(b, frame, "Edit note" if row else "New note",
+                [("title", "Title"), ("body", "Note"), ("folder", "Folder")], save, initial=row)
+
+
+SCREENS = {"list": _list, "detail": _detail, "form": _form}

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, NotFound, integer, number, string, tool
 
-__all__ = ["add_item", "cart_total"]
+__all__ = ["LABEL", "ROOT", "SCREENS", "add_item", "cart_total"]
 
 # Most a person may put in the cart of one product (stops runaway quantities).
 MAX_QUANTITY = 99
@@ -111,3 +112,65 @@ def cancel_order(state: SimState, args: dict[str, Any]) -> Any:
     if row["status"] in ("delivered", "cancelled"):
         raise Conflict(f"Order '{row['id']}' is already {row['status']} and cannot be cancelled.")
     return out(state.update("shopping", "orders", row["id"], {"status": "cancelled"}))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Shopping"
+ROOT = "list"
+
+
+def _item(row: dict[str, Any]) -> tuple:
+    stock = f"{row['stock']} in stock" if row["stock"] else "out of stock"
+    return (row["name"], f"${row['price']:.2f} · {stock}", lambda g, i=row["id"]: g.open("detail", id=i),
+            None, None, None)
+
+
+def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    rows = sorted(state.table("shopping", "products").values(), key=lambda r: r["name"])
+    list_screen(b, frame, "Shop", [_item(r) for r in rows],
+                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["category"])],
+                actions=[("Cart", "cart", lambda g: g.open("cart"))])
+
+
+def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    row = state.get("shopping", "products", frame["params"]["id"])
+    if row is None:
+        return missing(b, "product")
+    detail_header(b, row["name"], [("Price", f"${row['price']:.2f}", "price"),
+                                   ("Category", row["category"], "category"), ("Stock", row["stock"], "stock")])
+
+    def add(g: Any, i: str = row["id"]) -> str:
+        g.call("shopping.add_to_cart", {"product_id": i, "quantity": 1})
+        return "Added to cart."
+
+    b.button("Add to cart", "add_to_cart", add)
+
+
+def _cart(b: Any, state: SimState, frame: dict[str, Any]) -> None:
+    products = state.table("shopping", "products")
+
+    def remove(g: Any, product_id: str) -> str:
+        g.call("shopping.remove_from_cart", {"product_id": product_id})
+        return "Removed from cart."
+
+    b.toolbar("Cart", back=lambda g: g.back())
+    for line in state.table("shopping", "cart").values():
+        product = products.get(line["product_id"], {"name": line["product_id"], "price": 0.0})
+        b.label(f"{product['name']} × {line['quantity']}", "line")
+    b.label(f"Total: ${cart_total(state):.2f}", "total")
+    b.field("address", "Delivery address", frame["fields"].get("address", ""),
+            focused=frame["focus"] == "address")
+
+    def checkout_now(g: Any) -> str:
+        order = g.call("shopping.checkout", {"address": g.fields.get("address", "").strip()})
+        g.back()
+        return f"Order {order['id']} placed."
+
+    b.button("Checkout", "checkout", checkout_now)
+    for line in list(state.table("shopping", "cart").values())[:3]:
+        b.button(f"Remove {products.get(line['product_id'], {'name': '?'})['name']}", "remove",
+                 lambda g, p=line["product_id"]: remove(g, p))
+
+
+SCREENS = {"list": _list, "detail": _detail, "cart": _cart}
