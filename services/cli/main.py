@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "services.cli.schemas_cmd",
     "services.cli.archive_cmd",
     "services.cli.sql_cmd",
+    "services.cli.run_cmd",
     "services.cli.devices_cmd",
     "services.cli.phone_cmd",
     "services.cli.suite_cmd",
