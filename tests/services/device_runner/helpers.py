@@ -11,8 +11,15 @@ from schemas.actions import Action, ToolCall
 from schemas.episodes import ActionRequested
 from services.device_runner.tasks import task_params_for
 
-__all__ = ["LosingPhone", "HangingPhone", "RefusingPhone", "CrashingPhone", "TASK", "request",
-           "step_of"]
+__all__ = [
+    "TASK",
+    "CrashingPhone",
+    "HangingPhone",
+    "LosingPhone",
+    "RefusingPhone",
+    "request",
+    "step_of",
+]
 
 #: A task outside the suite: the runner rebuilds it from the instance carried in task_params.
 TASK = TaskInstance(task_id="manual-dev-00000-00000001", template="manual", family="tool",

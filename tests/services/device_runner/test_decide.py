@@ -12,7 +12,13 @@ from schemas.episodes import DeviceFailed, ObservationRecorded
 from services.device_runner.decide import RunnerMemory, decide
 from services.device_runner.guard import ActionGuard
 from tests.services.device_runner.helpers import (
-    TASK, CrashingPhone, HangingPhone, LosingPhone, RefusingPhone, request, step_of,
+    TASK,
+    CrashingPhone,
+    HangingPhone,
+    LosingPhone,
+    RefusingPhone,
+    request,
+    step_of,
 )
 
 
