@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from schemas.actions import Click
@@ -37,12 +38,13 @@ def episode(i: int = 0, steps: int = 1) -> EpisodeEnded:
 
 
 def drain(consumer: TypedBatchConsumer, expected: int, *, dead_letters: int = 0,
-          commit: bool = True) -> list[Record]:
-    """Polls until `expected` valid records and `dead_letters` dead letters were seen."""
+          commit: bool = True, alive: Callable[[], bool] = lambda: True) -> list[Record]:
+    """Polls until `expected` valid records and `dead_letters` dead letters were seen (or
+    `alive()` turns false, e.g. the worker process under test died)."""
     got: list[Record] = []
     deadline = time.monotonic() + DRAIN_DEADLINE_S
     while (len(got) < expected or consumer.dead_lettered < dead_letters) \
-            and time.monotonic() < deadline:
+            and time.monotonic() < deadline and alive():
         got.extend(consumer.poll_batch(timeout_ms=500))
         if commit:
             consumer.commit()
