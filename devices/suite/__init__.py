@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["FAMILIES", "all_templates", "templates_for", "get_template", "generate_split",
-           "evaluate", "check_no_test_leak"]
+__all__ = [
+    "FAMILIES",
+    "all_templates",
+    "check_no_test_leak",
+    "evaluate",
+    "generate_split",
+    "get_template",
+    "templates_for",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -7,9 +7,24 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
-    "norm", "values_match", "args_match", "log_entries", "calls", "called", "skill_runs",
-    "skill_ran", "delegations", "delegated_call", "rows", "find_rows", "row_matches",
-    "answer_text", "answer_has", "memory_has", "memory_reads", "partial",
+    "answer_has",
+    "answer_text",
+    "args_match",
+    "called",
+    "calls",
+    "delegated_call",
+    "delegations",
+    "find_rows",
+    "log_entries",
+    "memory_has",
+    "memory_reads",
+    "norm",
+    "partial",
+    "row_matches",
+    "rows",
+    "skill_ran",
+    "skill_runs",
+    "values_match",
 ]
 
 # Numbers compare within this tolerance (prices, totals) so 12.5 and 12.50 agree.

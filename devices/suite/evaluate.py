@@ -23,6 +23,9 @@ __all__ = ["SuiteReport", "evaluate"]
 
 logger = logging.getLogger(__name__)
 
+# The weighted sum is rounded so a perfect run reads 1.0, not 0.9999999999999999.
+_DIGITS = 9
+
 
 class SuiteReport(Frozen):
     """The result of one evaluation run."""
@@ -77,5 +80,5 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
     scores = FamilyScores(**family_means)
     return SuiteReport(policy=agent.name, split=split, suite_seed=suite_seed,
                        n_per_template=n_per_template, episodes=len(tasks), scores=scores,
-                       overall=min(1.0, max(0.0, scores.overall)),
+                       overall=min(1.0, max(0.0, round(scores.overall, _DIGITS))),
                        template_scores=template_scores, template_families=families)

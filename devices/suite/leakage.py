@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from devices.suite.registry import all_templates, templates_for
 from devices.suite.template import SplitError
 
-__all__ = ["LeakReport", "check_no_test_leak", "MIN_HELD_OUT_FRACTION"]
+__all__ = ["MIN_HELD_OUT_FRACTION", "LeakReport", "check_no_test_leak"]
 
 # The issue asks that at least a fifth of the templates appear only in test.
 MIN_HELD_OUT_FRACTION = 0.2

@@ -10,13 +10,37 @@ from typing import Any, Literal, Protocol
 from devices.protocol import TaskInstance
 from devices.suite.registry import get_template
 from schemas.actions import (
-    Answer, AskUser, Click, Delegate, Finish, InputText, KeyboardEnter, LongPress, MemoryRead,
-    MemoryWrite, NavigateBack, NavigateHome, OpenApp, Scroll, Swipe, ToolCall, UseSkill, Wait,
+    Answer,
+    AskUser,
+    Click,
+    Delegate,
+    Finish,
+    InputText,
+    KeyboardEnter,
+    LongPress,
+    MemoryRead,
+    MemoryWrite,
+    NavigateBack,
+    NavigateHome,
+    OpenApp,
+    Scroll,
+    Swipe,
+    ToolCall,
+    UseSkill,
+    Wait,
 )
 from schemas.observations import Observation
 
-__all__ = ["Policy", "PolicyName", "POLICY_NAMES", "OraclePolicy", "NoopPolicy", "RandomPolicy",
-           "ClaimPolicy", "make_policy"]
+__all__ = [
+    "POLICY_NAMES",
+    "ClaimPolicy",
+    "NoopPolicy",
+    "OraclePolicy",
+    "Policy",
+    "PolicyName",
+    "RandomPolicy",
+    "make_policy",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -212,7 +236,7 @@ class RandomPolicy:
 
     def _value(self, key: str, spec: dict[str, Any]) -> Any:
         rng = self._rng
-        if "enum" in spec and spec["enum"]:
+        if spec.get("enum"):
             return rng.choice(list(spec["enum"]))
         kind = spec.get("type", "string")
         if isinstance(kind, list):

@@ -9,9 +9,27 @@ from typing import Any
 from schemas.tasks import Split
 
 __all__ = [
-    "Pool", "PEOPLE", "COMPANIES", "NOTE_TOPICS", "ALARM_LABELS", "TIMES", "PLACES",
-    "PRODUCTS", "EVENT_TITLES", "CODES", "STREETS", "ALBUMS", "TAGS", "FOLDERS", "PHRASES",
-    "SETTING_LEVELS", "EMAIL_SUBJECTS", "DAYS", "TASK_DATES", "MINUTES", "SWITCHES",
+    "ALARM_LABELS",
+    "ALBUMS",
+    "CODES",
+    "COMPANIES",
+    "DAYS",
+    "EMAIL_SUBJECTS",
+    "EVENT_TITLES",
+    "FOLDERS",
+    "MINUTES",
+    "NOTE_TOPICS",
+    "PEOPLE",
+    "PHRASES",
+    "PLACES",
+    "PRODUCTS",
+    "SETTING_LEVELS",
+    "STREETS",
+    "SWITCHES",
+    "TAGS",
+    "TASK_DATES",
+    "TIMES",
+    "Pool",
 ]
 
 

@@ -8,8 +8,14 @@ from functools import cache
 from devices.suite.template import Template
 from schemas.tasks import Family, Split
 
-__all__ = ["FAMILIES", "TEMPLATE_MODULES", "all_templates", "templates_for", "get_template",
-           "UnknownTemplate"]
+__all__ = [
+    "FAMILIES",
+    "TEMPLATE_MODULES",
+    "UnknownTemplate",
+    "all_templates",
+    "get_template",
+    "templates_for",
+]
 
 FAMILIES: tuple[Family, ...] = ("tool", "memory", "skills", "subagent")
 

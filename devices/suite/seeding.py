@@ -7,7 +7,7 @@ import random
 
 from schemas.tasks import Split
 
-__all__ = ["SPLIT_INDEX_BASE", "instance_index", "instance_seed", "instance_rng"]
+__all__ = ["SPLIT_INDEX_BASE", "instance_index", "instance_rng", "instance_seed"]
 
 # Splits own disjoint bands of the index space, so a train and a dev instance of the
 # same template never share a seed (a million instances per template per split is

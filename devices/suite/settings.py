@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["SuiteSettings", "SuiteConfigError", "load_settings"]
+__all__ = ["SuiteConfigError", "SuiteSettings", "load_settings"]
 
 
 class SuiteSettings(BaseSettings):

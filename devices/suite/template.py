@@ -14,7 +14,7 @@ from schemas.observations import Observation
 from schemas.tasks import Family, Split
 from schemas.verdicts import CheckerKind
 
-__all__ = ["Template", "Observe", "OracleScript", "SplitError", "PoolError"]
+__all__ = ["Observe", "OracleScript", "PoolError", "SplitError", "Template"]
 
 # What the oracle calls to see the observation after its last action.
 Observe = Callable[[], Observation]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -35,8 +36,9 @@ class PolicyChoice(str, Enum):
 
 @suite_app.command("list")
 def list_templates(
-    split: SplitName | None = typer.Option(None, help="Only templates that serve this split."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    split: Annotated[SplitName | None,
+                     typer.Option(help="Only templates that serve this split.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the templates by family, with their checker and splits."""
     chosen = templates_for(split.value) if split else list(all_templates())
@@ -60,11 +62,13 @@ def list_templates(
 
 @suite_app.command("eval")
 def eval_policy(
-    policy: PolicyChoice = typer.Option(..., help="Which reference policy to run."),
-    split: SplitName = typer.Option(SplitName.dev, help="Which split to evaluate on."),
-    n: int | None = typer.Option(None, min=1, help="Instances per template (default from settings)."),
-    seed: int | None = typer.Option(None, min=0, help="Suite seed (default from settings)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    policy: Annotated[PolicyChoice, typer.Option(help="Which reference policy to run.")],
+    split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
+    n: Annotated[int | None, typer.Option(
+        min=1, help="Instances per template (default from settings).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, help="Suite seed (default from settings).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:

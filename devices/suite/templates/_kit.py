@@ -9,12 +9,24 @@ from schemas.actions import Finish, MemoryRead, ToolCall
 from schemas.observations import Observation
 
 __all__ = [
-    "params_schema", "S", "I", "N", "L", "call", "result_value", "phone_number", "email_of",
-    "slug", "finish", "read_memory", "first_id", "DATES",
+    "DATES",
+    "I",
+    "L",
+    "N",
+    "S",
+    "call",
+    "email_of",
+    "finish",
+    "first_id",
+    "params_schema",
+    "phone_number",
+    "read_memory",
+    "result_value",
+    "slug",
 ]
 
 S = {"type": "string"}
-I = {"type": "integer"}  # noqa: E741 - a schema constant, short like S and N
+I = {"type": "integer"}
 N = {"type": "number"}
 L = {"type": "array", "items": {"type": "string"}}
 

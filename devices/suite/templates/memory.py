@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite import checkers as ck
 from devices.suite.pools import (
-    CODES, EMAIL_SUBJECTS, PEOPLE, PHRASES, PLACES, PRODUCTS, STREETS, TASK_DATES, TIMES,
+    CODES,
+    EMAIL_SUBJECTS,
+    PEOPLE,
+    PHRASES,
+    PLACES,
+    PRODUCTS,
+    STREETS,
+    TASK_DATES,
+    TIMES,
 )
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._kit import (
-    I, S, call, email_of, finish, params_schema, phone_number, read_memory, result_value,
+    I,
+    S,
+    call,
+    email_of,
+    finish,
+    params_schema,
+    phone_number,
+    read_memory,
+    result_value,
 )
 from devices.suite.templates.tool_write import contact_row, place_row, product_row
 from schemas.actions import MemoryWrite
@@ -44,7 +61,7 @@ class RecallLockerCode(Template):
     checker = "state_and_answer"
     goal_template = "What's my gym locker code? I told you in an earlier chat."
     parameters = params_schema(code=S)
-    pools = {"code": CODES}
+    pools = MappingProxyType({"code": CODES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"code": CODES.pick(rng, split)}
@@ -68,7 +85,7 @@ class RecallPartnerText(Template):
     checker = "final_state"
     goal_template = "Text my partner: \"{phrase}\"."
     parameters = params_schema(person=S, phrase=S, phone=S)
-    pools = {"person": PEOPLE, "phrase": PHRASES}
+    pools = MappingProxyType({"person": PEOPLE, "phrase": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"person": PEOPLE.pick(rng, split), "phrase": PHRASES.pick(rng, split),
@@ -94,7 +111,7 @@ class RememberParking(Template):
     checker = "final_state"
     goal_template = "Remember for later that I parked in spot {code} on level {level}."
     parameters = params_schema(code=S, level=I)
-    pools = {"code": CODES}
+    pools = MappingProxyType({"code": CODES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"code": CODES.pick(rng, split), "level": rng.randint(1, 6)}
@@ -117,7 +134,7 @@ class TranscriptToMemory(Template):
     goal_template = ("Last week I put the Wi-Fi password for {place} in a note. Save it to your "
                      "memory under 'wifi_{slug}' so you can tell me later.")
     parameters = params_schema(place=S, slug=S, password=S)
-    pools = {"place": PLACES, "password": CODES}
+    pools = MappingProxyType({"place": PLACES, "password": CODES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         place = PLACES.pick(rng, split)
@@ -149,7 +166,7 @@ class RecallDentistNavigate(Template):
     checker = "tool_call"
     goal_template = "Take me to my dentist by {mode}."
     parameters = params_schema(place=S, mode=S)
-    pools = {"place": PLACES}
+    pools = MappingProxyType({"place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"place": PLACES.pick(rng, split), "mode": rng.choice(["drive", "transit"])}
@@ -176,7 +193,7 @@ class RecallWakeTime(Template):
     checker = "final_state"
     goal_template = "Set my usual weekday wake-up alarm, Monday to Friday."
     parameters = params_schema(time=S)
-    pools = {"time": TIMES}
+    pools = MappingProxyType({"time": TIMES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"time": TIMES.pick(rng, split)}
@@ -201,7 +218,7 @@ class RecallUsualOrder(Template):
     checker = "final_state"
     goal_template = "Add my usual order to the cart, {quantity} of them."
     parameters = params_schema(product=S, quantity=I)
-    pools = {"product": PRODUCTS}
+    pools = MappingProxyType({"product": PRODUCTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "quantity": rng.randint(2, 4)}
@@ -229,7 +246,7 @@ class RecallBirthday(Template):
     checker = "final_state"
     goal_template = "Put {person}'s birthday in my calendar as an all-morning event (09:00-12:00)."
     parameters = params_schema(person=S, date=S)
-    pools = {"person": PEOPLE, "date": TASK_DATES}
+    pools = MappingProxyType({"person": PEOPLE, "date": TASK_DATES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -261,7 +278,7 @@ class RecallAccountantEmail(Template):
     checker = "final_state"
     goal_template = "Email my accountant with the subject '{subject}' saying \"{phrase}\"."
     parameters = params_schema(person=S, subject=S, phrase=S)
-    pools = {"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES}
+    pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -289,7 +306,7 @@ class UpdateNumberFromTranscript(Template):
     checker = "final_state"
     goal_template = "{person} texted me a new number last week. Update their contact with it."
     parameters = params_schema(person=S, old=S, new=S)
-    pools = {"person": PEOPLE}
+    pools = MappingProxyType({"person": PEOPLE})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -322,7 +339,7 @@ class RecallHomeAddressOrder(Template):
     checker = "final_state"
     goal_template = "Check out my cart and ship it to my home address."
     parameters = params_schema(street=S, product=S)
-    pools = {"street": STREETS, "product": PRODUCTS}
+    pools = MappingProxyType({"street": STREETS, "product": PRODUCTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"street": STREETS.pick(rng, split), "product": PRODUCTS.pick(rng, split)}

@@ -3,19 +3,40 @@
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite import checkers as ck
 from devices.suite.pools import (
-    EVENT_TITLES, MINUTES, NOTE_TOPICS, PEOPLE, PHRASES, PLACES, PRODUCTS, SETTING_LEVELS,
-    STREETS, TAGS, TASK_DATES, TIMES,
+    EVENT_TITLES,
+    MINUTES,
+    NOTE_TOPICS,
+    PEOPLE,
+    PHRASES,
+    PLACES,
+    PRODUCTS,
+    SETTING_LEVELS,
+    STREETS,
+    TAGS,
+    TASK_DATES,
+    TIMES,
 )
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._kit import (
-    I, S, call, email_of, finish, params_schema, phone_number,
+    I,
+    S,
+    call,
+    email_of,
+    finish,
+    params_schema,
+    phone_number,
 )
 from devices.suite.templates.tool_write import (
-    contact_row, photo_name, photo_row, place_row, product_row,
+    contact_row,
+    photo_name,
+    photo_row,
+    place_row,
+    product_row,
 )
 from schemas.actions import UseSkill
 
@@ -59,8 +80,7 @@ class _SkillTemplate(Template):
         return []
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        for action in self.lookups(p):
-            yield action
+        yield from self.lookups(p)
         yield UseSkill(skill=self.skill, arguments=self.skill_args(p))
         yield finish()
 
@@ -71,7 +91,7 @@ class ScheduleMeeting(_SkillTemplate):
     goal_template = ("Set up '{title}' with {person} on {date} from {start} to {end} and send "
                      "them the invitation by text.")
     parameters = params_schema(title=S, person=S, date=S, start=S, end=S, phone=S)
-    pools = {"title": EVENT_TITLES, "person": PEOPLE, "date": TASK_DATES}
+    pools = MappingProxyType({"title": EVENT_TITLES, "person": PEOPLE, "date": TASK_DATES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -99,7 +119,7 @@ class Bedtime(_SkillTemplate):
     skill = "bedtime_mode"
     goal_template = "Get the phone ready for the night, dim the screen to {level}% and wake me at {time}."
     parameters = params_schema(time=S, level=S)
-    pools = {"time": TIMES, "level": SETTING_LEVELS}
+    pools = MappingProxyType({"time": TIMES, "level": SETTING_LEVELS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"time": TIMES.pick(rng, split), "level": SETTING_LEVELS.pick(rng, split)}
@@ -119,7 +139,7 @@ class BedtimeDefault(_SkillTemplate):
     skill = "bedtime_mode"
     goal_template = "I'm off to sleep: put the phone in night mode and wake me at {time}."
     parameters = params_schema(time=S)
-    pools = {"time": TIMES}
+    pools = MappingProxyType({"time": TIMES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -139,7 +159,7 @@ class SharePhoto(_SkillTemplate):
     skill = "share_photo"
     goal_template = "Tag the photo {file} as '{tag}' and share it with {person}."
     parameters = params_schema(file=S, tag=S, person=S, phone=S)
-    pools = {"tag": TAGS, "person": PEOPLE}
+    pools = MappingProxyType({"tag": TAGS, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"file": photo_name(rng), "tag": TAGS.pick(rng, split),
@@ -168,7 +188,7 @@ class SendPhoto(_SkillTemplate):
     skill = "share_photo"
     goal_template = "Send {person} the photo {file}."
     parameters = params_schema(file=S, person=S, phone=S)
-    pools = {"person": PEOPLE}
+    pools = MappingProxyType({"person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"file": photo_name(rng), "person": PEOPLE.pick(rng, split),
@@ -190,7 +210,7 @@ class QuickReorder(_SkillTemplate):
     skill = "quick_reorder"
     goal_template = "Order {quantity} × {product} and have it delivered to {street}."
     parameters = params_schema(product=S, quantity=I, street=S)
-    pools = {"product": PRODUCTS, "street": STREETS}
+    pools = MappingProxyType({"product": PRODUCTS, "street": STREETS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "quantity": rng.randint(2, 4),
@@ -216,7 +236,7 @@ class SaveAndGo(_SkillTemplate):
     skill = "save_and_go"
     goal_template = "Save {place} to my favourites and take me there by {mode}."
     parameters = params_schema(place=S, mode=S)
-    pools = {"place": PLACES}
+    pools = MappingProxyType({"place": PLACES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -242,7 +262,7 @@ class NoteAndEmail(_SkillTemplate):
     skill = "note_and_email"
     goal_template = "Write a note '{topic}' saying \"{phrase}\" and email the same to {person}."
     parameters = params_schema(topic=S, phrase=S, person=S)
-    pools = {"topic": NOTE_TOPICS, "phrase": PHRASES, "person": PEOPLE}
+    pools = MappingProxyType({"topic": NOTE_TOPICS, "phrase": PHRASES, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"topic": NOTE_TOPICS.pick(rng, split), "phrase": PHRASES.pick(rng, split),
@@ -270,7 +290,7 @@ class FocusMode(_SkillTemplate):
     skill = "focus_mode"
     goal_template = "I need {minutes} minutes of deep work with no interruptions at all, not even the network."
     parameters = params_schema(minutes=I)
-    pools = {"minutes": MINUTES}
+    pools = MappingProxyType({"minutes": MINUTES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"minutes": MINUTES.pick(rng, split)}

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite import checkers as ck
 from devices.suite.pools import (
-    ALBUMS, CODES, EMAIL_SUBJECTS, EVENT_TITLES, NOTE_TOPICS, PEOPLE, PHRASES, PLACES, PRODUCTS,
-    STREETS, TASK_DATES, TIMES,
+    ALBUMS,
+    CODES,
+    EMAIL_SUBJECTS,
+    EVENT_TITLES,
+    NOTE_TOPICS,
+    PEOPLE,
+    PHRASES,
+    PLACES,
+    PRODUCTS,
+    STREETS,
+    TASK_DATES,
+    TIMES,
 )
 from devices.suite.template import Observe, OracleScript, Template
-from devices.suite.templates._kit import S, I, N, email_of, finish, params_schema, phone_number
+from devices.suite.templates._kit import I, N, S, email_of, finish, params_schema, phone_number
 from devices.suite.templates.tool_write import (
-    contact_row, photo_name, photo_row, place_row, product_row,
+    contact_row,
+    photo_name,
+    photo_row,
+    place_row,
+    product_row,
 )
 from schemas.actions import Delegate
 
@@ -57,7 +72,7 @@ class TextPlaceAddress(Template):
     goal_template = ("Have the navigator look up {place}, then have the communicator text "
                      "{person} its address.")
     parameters = params_schema(place=S, person=S, address=S, phone=S)
-    pools = {"place": PLACES, "person": PEOPLE}
+    pools = MappingProxyType({"place": PLACES, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"place": PLACES.pick(rng, split), "person": PEOPLE.pick(rng, split),
@@ -92,7 +107,7 @@ class MeetingAndEmail(Template):
     goal_template = ("Ask the scheduler to book '{title}' on {date} {start}-{end} and the "
                      "communicator to email {address} about it (subject '{title}').")
     parameters = params_schema(title=S, date=S, start=S, end=S, address=S, person=S)
-    pools = {"title": EVENT_TITLES, "date": TASK_DATES, "person": PEOPLE}
+    pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -131,7 +146,7 @@ class OrderAndNotify(Template):
     goal_template = ("Get the shopper to order {quantity} × {product} to {street}, then have the "
                      "communicator text {person} that the {product} is ordered.")
     parameters = params_schema(product=S, quantity=I, street=S, person=S, phone=S)
-    pools = {"product": PRODUCTS, "street": STREETS, "person": PEOPLE}
+    pools = MappingProxyType({"product": PRODUCTS, "street": STREETS, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "quantity": rng.randint(1, 3),
@@ -172,7 +187,7 @@ class VisitWithAddress(Template):
                      "{place}' on {date} at {time} for an hour, with the place's address as "
                      "the location.")
     parameters = params_schema(place=S, date=S, time=S, address=S)
-    pools = {"place": PLACES, "date": TASK_DATES, "time": TIMES}
+    pools = MappingProxyType({"place": PLACES, "date": TASK_DATES, "time": TIMES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         time = TIMES.pick(rng, split)
@@ -215,7 +230,7 @@ class QuietEvening(Template):
     goal_template = ("Have the device admin turn on do not disturb and the scheduler set a "
                      "'{label}' alarm at {time}.")
     parameters = params_schema(time=S, label=S)
-    pools = {"time": TIMES, "label": NOTE_TOPICS}
+    pools = MappingProxyType({"time": TIMES, "label": NOTE_TOPICS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"time": TIMES.pick(rng, split), "label": NOTE_TOPICS.pick(rng, split)}
@@ -245,7 +260,7 @@ class PriceAndRating(Template):
     goal_template = ("Ask the shopper for the price of the {product} and the navigator for the "
                      "rating of {place}, then tell me both.")
     parameters = params_schema(product=S, place=S, price=N, rating=N)
-    pools = {"product": PRODUCTS, "place": PLACES}
+    pools = MappingProxyType({"product": PRODUCTS, "place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "place": PLACES.pick(rng, split),
@@ -279,7 +294,7 @@ class OrganiseAndTell(Template):
     goal_template = ("Have the librarian move the photo {file} into the '{album}' album and the "
                      "communicator text {person} \"{phrase}\".")
     parameters = params_schema(file=S, album=S, person=S, phrase=S, phone=S)
-    pools = {"album": ALBUMS, "person": PEOPLE, "phrase": PHRASES}
+    pools = MappingProxyType({"album": ALBUMS, "person": PEOPLE, "phrase": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"file": photo_name(rng), "album": ALBUMS.pick(rng, split),
@@ -313,7 +328,7 @@ class EmailCodeToNote(Template):
     goal_template = ("Have the communicator find the email '{subject}' and the librarian save "
                      "the confirmation code from it in a note titled '{subject} code'.")
     parameters = params_schema(subject=S, code=S)
-    pools = {"subject": EMAIL_SUBJECTS, "code": CODES}
+    pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "code": CODES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -350,7 +365,7 @@ class LookupAndEmail(Template):
     goal_template = ("Have the scheduler look up {person}'s email address in my contacts and the "
                      "communicator email them with the subject '{subject}'.")
     parameters = params_schema(person=S, subject=S, phone=S)
-    pools = {"person": PEOPLE, "subject": EMAIL_SUBJECTS}
+    pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:

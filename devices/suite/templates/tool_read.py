@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import random
 import re
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite import checkers as ck
 from devices.suite.pools import (
-    COMPANIES, EMAIL_SUBJECTS, EVENT_TITLES, NOTE_TOPICS, PEOPLE, PLACES, PRODUCTS, TASK_DATES,
+    COMPANIES,
+    EMAIL_SUBJECTS,
+    EVENT_TITLES,
     MINUTES,
+    NOTE_TOPICS,
+    PEOPLE,
+    PLACES,
+    PRODUCTS,
+    TASK_DATES,
 )
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._kit import (
-    S, I, N, call, email_of, finish, params_schema, phone_number, result_value,
+    I,
+    N,
+    S,
+    call,
+    email_of,
+    finish,
+    params_schema,
+    phone_number,
+    result_value,
 )
 from schemas.actions import Answer
 
@@ -25,7 +41,7 @@ def _looked_up(state: Any, *tools: str) -> bool:
     return any(ck.calls(state, t) for t in tools)
 
 
-def _answer_number(state: Any, number: int | float | str) -> bool:
+def _answer_number(state: Any, number: float | str) -> bool:
     """The answer states `number` as a whole token (so '3' does not match '13')."""
     text = ck.answer_text(state)
     return re.search(rf"(?<![\d.]){re.escape(str(number))}(?![\d])", text) is not None
@@ -37,7 +53,7 @@ class ContactPhone(Template):
     checker = "state_and_answer"
     goal_template = "What is {person}'s phone number?"
     parameters = params_schema(person=S, phone=S)
-    pools = {"person": PEOPLE}
+    pools = MappingProxyType({"person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"person": PEOPLE.pick(rng, split), "phone": phone_number(rng)}
@@ -65,7 +81,7 @@ class SearchContactsByCompany(Template):
     checker = "tool_call"
     goal_template = "Search my contacts for everyone who works at {company}."
     parameters = params_schema(company=S)
-    pools = {"company": COMPANIES}
+    pools = MappingProxyType({"company": COMPANIES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"company": COMPANIES.pick(rng, split)}
@@ -87,7 +103,7 @@ class EventLocation(Template):
     checker = "state_and_answer"
     goal_template = "Where is my '{title}' on {date}?"
     parameters = params_schema(title=S, date=S, place=S)
-    pools = {"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES}
+    pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"title": EVENT_TITLES.pick(rng, split), "date": TASK_DATES.pick(rng, split),
@@ -119,7 +135,7 @@ class UnreadCount(Template):
     checker = "state_and_answer"
     goal_template = "How many unread text messages do I have from {person}?"
     parameters = params_schema(person=S, unread=I)
-    pools = {"person": PEOPLE}
+    pools = MappingProxyType({"person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"person": PEOPLE.pick(rng, split), "unread": rng.randint(2, 6)}
@@ -150,7 +166,7 @@ class NoteSearch(Template):
     checker = "tool_call"
     goal_template = "Search my notes for '{topic}'."
     parameters = params_schema(topic=S)
-    pools = {"topic": NOTE_TOPICS}
+    pools = MappingProxyType({"topic": NOTE_TOPICS})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -175,7 +191,7 @@ class FreeSlot(Template):
     checker = "tool_call"
     goal_template = "Find me a free {minutes}-minute slot in my calendar on {date}."
     parameters = params_schema(minutes=I, date=S)
-    pools = {"minutes": MINUTES, "date": TASK_DATES}
+    pools = MappingProxyType({"minutes": MINUTES, "date": TASK_DATES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"minutes": MINUTES.pick(rng, split), "date": TASK_DATES.pick(rng, split)}
@@ -199,7 +215,7 @@ class EmailSender(Template):
     checker = "state_and_answer"
     goal_template = "Who sent me the email with the subject '{subject}'? Give me their address."
     parameters = params_schema(subject=S, person=S)
-    pools = {"subject": EMAIL_SUBJECTS, "person": PEOPLE}
+    pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "person": PEOPLE})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"subject": EMAIL_SUBJECTS.pick(rng, split), "person": PEOPLE.pick(rng, split)}
@@ -228,7 +244,7 @@ class ProductPrice(Template):
     checker = "state_and_answer"
     goal_template = "How much does the {product} cost in the shop?"
     parameters = params_schema(product=S, price=N)
-    pools = {"product": PRODUCTS}
+    pools = MappingProxyType({"product": PRODUCTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split),
@@ -257,7 +273,7 @@ class TravelTime(Template):
     checker = "tool_call"
     goal_template = "How long does it take to {mode} from {origin} to {destination}?"
     parameters = params_schema(origin=S, destination=S, mode=S)
-    pools = {"origin": PLACES, "destination": PLACES}
+    pools = MappingProxyType({"origin": PLACES, "destination": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         origin, destination = PLACES.sample(rng, split, 2)
@@ -289,7 +305,7 @@ class PlaceAddress(Template):
     checker = "state_and_answer"
     goal_template = "What's the address of {place}?"
     parameters = params_schema(place=S, address=S)
-    pools = {"place": PLACES}
+    pools = MappingProxyType({"place": PLACES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:

@@ -3,20 +3,43 @@
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite import checkers as ck
 from devices.suite.pools import (
-    ALARM_LABELS, ALBUMS, COMPANIES, DAYS, EMAIL_SUBJECTS, EVENT_TITLES, FOLDERS, MINUTES,
-    NOTE_TOPICS, PEOPLE, PHRASES, PLACES, PRODUCTS, SETTING_LEVELS, SWITCHES, TAGS, TASK_DATES,
+    ALARM_LABELS,
+    ALBUMS,
+    COMPANIES,
+    DAYS,
+    EMAIL_SUBJECTS,
+    EVENT_TITLES,
+    FOLDERS,
+    MINUTES,
+    NOTE_TOPICS,
+    PEOPLE,
+    PHRASES,
+    PLACES,
+    PRODUCTS,
+    SETTING_LEVELS,
+    SWITCHES,
+    TAGS,
+    TASK_DATES,
     TIMES,
 )
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._kit import (
-    I, L, S, call, email_of, finish, params_schema, phone_number,
+    I,
+    L,
+    S,
+    call,
+    email_of,
+    finish,
+    params_schema,
+    phone_number,
 )
 
-__all__ = ["TEMPLATES", "contact_row", "place_row", "product_row", "photo_row"]
+__all__ = ["TEMPLATES", "contact_row", "photo_row", "place_row", "product_row"]
 
 
 def contact_row(person: str, phone: str, row_id: str = "ct_task1", **extra: Any) -> dict[str, Any]:
@@ -49,7 +72,7 @@ class AddContact(Template):
     checker = "final_state"
     goal_template = "Add {person} from {company} to my contacts, phone number {phone}."
     parameters = params_schema(person=S, company=S, phone=S)
-    pools = {"person": PEOPLE, "company": COMPANIES}
+    pools = MappingProxyType({"person": PEOPLE, "company": COMPANIES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"person": PEOPLE.pick(rng, split), "company": COMPANIES.pick(rng, split),
@@ -73,7 +96,7 @@ class SetAlarm(Template):
     checker = "final_state"
     goal_template = "Set an alarm for {time} labelled '{label}' that repeats on {day_text}."
     parameters = params_schema(time=S, label=S, days=L, day_text=S)
-    pools = {"time": TIMES, "label": ALARM_LABELS, "days": DAYS}
+    pools = MappingProxyType({"time": TIMES, "label": ALARM_LABELS, "days": DAYS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         days = list(DAYS.pick(rng, split))
@@ -98,7 +121,7 @@ class CreateEvent(Template):
     checker = "final_state"
     goal_template = "Put '{title}' in my calendar on {date} from {start} to {end} at {place}."
     parameters = params_schema(title=S, date=S, start=S, end=S, place=S)
-    pools = {"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES}
+    pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(8, 17)
@@ -126,7 +149,7 @@ class SendText(Template):
     checker = "final_state"
     goal_template = "Text {person}: \"{phrase}\"."
     parameters = params_schema(person=S, phrase=S, phone=S)
-    pools = {"person": PEOPLE, "phrase": PHRASES}
+    pools = MappingProxyType({"person": PEOPLE, "phrase": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"person": PEOPLE.pick(rng, split), "phrase": PHRASES.pick(rng, split),
@@ -150,7 +173,7 @@ class CreateNote(Template):
     checker = "final_state"
     goal_template = "Create a note called '{topic}' in my {folder} folder that says \"{phrase}\"."
     parameters = params_schema(topic=S, folder=S, phrase=S)
-    pools = {"topic": NOTE_TOPICS, "folder": FOLDERS, "phrase": PHRASES}
+    pools = MappingProxyType({"topic": NOTE_TOPICS, "folder": FOLDERS, "phrase": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"topic": NOTE_TOPICS.pick(rng, split), "folder": FOLDERS.pick(rng, split),
@@ -174,7 +197,7 @@ class SwitchAndBrightness(Template):
     checker = "final_state"
     goal_template = "Turn {switch_text} on and set the screen brightness to {level}%."
     parameters = params_schema(switch=S, switch_text=S, level=S)
-    pools = {"switch": SWITCHES, "level": SETTING_LEVELS}
+    pools = MappingProxyType({"switch": SWITCHES, "level": SETTING_LEVELS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         switch = SWITCHES.pick(rng, split)
@@ -200,7 +223,7 @@ class DeleteAlarm(Template):
     checker = "final_state"
     goal_template = "Delete my '{label}' alarm; keep the others."
     parameters = params_schema(label=S, time=S)
-    pools = {"label": ALARM_LABELS, "time": TIMES}
+    pools = MappingProxyType({"label": ALARM_LABELS, "time": TIMES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"label": ALARM_LABELS.pick(rng, split), "time": TIMES.pick(rng, split)}
@@ -228,7 +251,7 @@ class StartTimer(Template):
     checker = "tool_call"
     goal_template = "Start a {minutes}-minute timer called '{label}'."
     parameters = params_schema(minutes=I, label=S)
-    pools = {"minutes": MINUTES, "label": ALARM_LABELS}
+    pools = MappingProxyType({"minutes": MINUTES, "label": ALARM_LABELS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"minutes": MINUTES.pick(rng, split), "label": ALARM_LABELS.pick(rng, split)}
@@ -251,7 +274,7 @@ class SendEmail(Template):
     checker = "final_state"
     goal_template = "Email {address} with the subject '{subject}' and the text \"{phrase}\"."
     parameters = params_schema(address=S, subject=S, phrase=S, person=S)
-    pools = {"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES}
+    pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         person = PEOPLE.pick(rng, split)
@@ -276,7 +299,7 @@ class AddToCart(Template):
     checker = "final_state"
     goal_template = "Put {quantity} × {product} in my shopping cart."
     parameters = params_schema(product=S, quantity=I)
-    pools = {"product": PRODUCTS}
+    pools = MappingProxyType({"product": PRODUCTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "quantity": rng.randint(2, 5)}
@@ -300,7 +323,7 @@ class SavePlace(Template):
     checker = "final_state"
     goal_template = "Save {place} to my '{list}' list in maps."
     parameters = params_schema(place=S, list=S)
-    pools = {"place": PLACES, "list": FOLDERS}
+    pools = MappingProxyType({"place": PLACES, "list": FOLDERS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"place": PLACES.pick(rng, split), "list": FOLDERS.pick(rng, split)}
@@ -324,7 +347,7 @@ class TagPhoto(Template):
     checker = "final_state"
     goal_template = "Tag the photo {file} as '{tag}'."
     parameters = params_schema(file=S, tag=S)
-    pools = {"tag": TAGS}
+    pools = MappingProxyType({"tag": TAGS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"file": photo_name(rng), "tag": TAGS.pick(rng, split)}
@@ -348,7 +371,7 @@ class StarContact(Template):
     checker = "final_state"
     goal_template = "Star {person} in my contacts."
     parameters = params_schema(person=S, phone=S)
-    pools = {"person": PEOPLE}
+    pools = MappingProxyType({"person": PEOPLE})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -373,7 +396,7 @@ class ArchiveEmail(Template):
     checker = "final_state"
     goal_template = "Archive the email about '{subject}'."
     parameters = params_schema(subject=S)
-    pools = {"subject": EMAIL_SUBJECTS}
+    pools = MappingProxyType({"subject": EMAIL_SUBJECTS})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -401,7 +424,7 @@ class MovePhotoAlbum(Template):
     checker = "final_state"
     goal_template = "Move the photo {file} into my '{album}' album."
     parameters = params_schema(file=S, album=S)
-    pools = {"album": ALBUMS}
+    pools = MappingProxyType({"album": ALBUMS})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -425,7 +448,7 @@ class UpdateContactCompany(Template):
     checker = "final_state"
     goal_template = "{person} now works at {company}; update their contact."
     parameters = params_schema(person=S, company=S, phone=S)
-    pools = {"person": PEOPLE, "company": COMPANIES}
+    pools = MappingProxyType({"person": PEOPLE, "company": COMPANIES})
     test_only = True
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:

@@ -1,0 +1,52 @@
+"""`flywheel suite list|eval`: JSON output parses and carries families and the overall score."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from services.cli.main import app
+
+runner = CliRunner()
+
+
+def test_suite_list_json_counts_templates_by_family() -> None:
+    result = runner.invoke(app, ["suite", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["total"] >= 40 and set(data["counts"]) == {"tool", "memory", "skills", "subagent"}
+    assert data["held_out"] / data["total"] >= 0.2
+
+
+def test_suite_list_train_split_hides_held_out_templates() -> None:
+    data = json.loads(runner.invoke(app, ["suite", "list", "--split", "train", "--json"]).output)
+    assert data["held_out"] == 0 and data["total"] > 0
+
+
+def test_suite_eval_json_has_families_and_overall() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "oracle", "--split", "dev",
+                                 "--n", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert set(data["families"]) == {"tool", "memory", "skills", "subagent"}
+    assert data["overall"] == 1.0 and data["policy"] == "oracle"
+
+
+def test_suite_eval_table_ends_with_a_summary() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "noop", "--n", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Summary" in result.output and "overall" in result.output
+
+
+def test_bad_setting_is_one_sentence_not_a_traceback() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "noop"],
+                           env={"FLYWHEEL_SUITE_N_PER_TEMPLATE": "zero"})
+    assert result.exit_code == 2
+    assert "FLYWHEEL_SUITE_N_PER_TEMPLATE" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_policy_is_rejected() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "genius"])
+    assert result.exit_code != 0
