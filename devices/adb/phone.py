@@ -22,21 +22,24 @@ from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
 from devices.adb.planner import HarnessState, Planner
 from devices.adb.provider import (
-    app_for_package, bind_args, package_for, parse_query_output, table_uri, where_id,
+    LAUNCHER_PACKAGE, PACKAGE_PREFIX, app_for_package, bind_args, package_for,
+    parse_query_output, table_uri, where_id,
 )
 from devices.adb.settings import AdbSettings
 from devices.adb.tools import AdbTools
-from devices.adb.uixml import parse_hierarchy, root_package, strip_dump_trailer
+from devices.adb.uixml import parse_hierarchy, strip_dump_trailer
 from devices.blobs import BlobStore
+from devices.sim.gui import resolve_app
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
-from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, copy_json
+from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry, copy_json
 from schemas.actions import (
     Click, InputText, KeyboardEnter, LongPress, NavigateBack, NavigateHome, OpenApp, Scroll,
     Swipe, Wait,
 )
 from schemas.observations import BlobRef, Bounds, Observation, ToolError, ToolResult, UIElement
 
-__all__ = ["AdbPhone", "AdbSnapshot", "escape_input_text", "SCREEN_WIDTH", "SCREEN_HEIGHT"]
+__all__ = ["AdbPhone", "AdbSnapshot", "escape_input_text", "foreground_app", "SCREEN_WIDTH",
+           "SCREEN_HEIGHT"]
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +167,9 @@ class AdbPhone:
                 name=action.action_type, ok=False, error=ToolError(
                     code="conflict", message="The episode has ended; reset the device first.")))
         self.step += 1
-        self.clock_ms += int(action.seconds * 1000) if isinstance(action, Wait) else self.settings.step_ms
+        self.clock_ms += self.settings.step_ms
+        if isinstance(action, Wait):
+            self.clock_ms += int(action.seconds * 1000)
         try:
             result = self._dispatch(action)
         except DeviceLost:
@@ -254,10 +259,10 @@ class AdbPhone:
         try:
             xml = self._dump()
             screen = parse_hierarchy(xml)
-            foreground = app_for_package(root_package(xml))
         except ValueError as error:
             raise DeviceError(f"could not read the screen of {self.device_id}: {error}") from None
         self._screen = screen
+        foreground = foreground_app(screen)
         shot: BlobRef | None = None
         if self.settings.screenshots:
             shot = self.blobs.put(self.adb.screencap(), media_type="image/png")
@@ -290,7 +295,7 @@ class AdbPhone:
                       "right": ((cx - dx, cy), (cx + dx, cy))}[finger]
         self._shell(["input", "swipe", *map(str, (*start, *end)), str(SWIPE_MS)], idempotent=False)
 
-    def _dispatch(self, action: Any) -> ToolResult:
+    def _dispatch(self, action: Any) -> ToolResult | None:
         name = action.action_type
         try:
             if isinstance(action, Click):
@@ -322,8 +327,8 @@ class AdbPhone:
             elif isinstance(action, NavigateBack):
                 self._key(KEY_BACK)
             elif isinstance(action, OpenApp):
-                app = action.app_name.strip().lower()
-                if app not in APPS:
+                app = resolve_app(action.app_name)
+                if app is None:
                     raise _BadTarget(f"there is no app named '{action.app_name}'; open one of "
                                      f"{', '.join(APPS)}")
                 self._shell(["monkey", "-p", package_for(app), "-c",
@@ -334,17 +339,28 @@ class AdbPhone:
             else:
                 return self.planner.handle(self.step, action)
         except (_BadTarget, ValueError) as error:
+            self.harness.log.append(_gui_entry(self.step, action, ok=False))
             return ToolResult(name=name, ok=False,
                               error=ToolError(code="bad_arguments", message=str(error)))
         self.harness.log.append(_gui_entry(self.step, action))
-        return ToolResult(name=name, ok=True)
+        return None
 
 
 class _BadTarget(ValueError):
     """The action names an element or app that is not there."""
 
 
-def _gui_entry(step: int, action: Any) -> Any:
-    from devices.sim.state import LogEntry
+def _gui_entry(step: int, action: Any, ok: bool = True) -> LogEntry:
     arguments = action.model_dump(mode="json", exclude={"action_type"}, exclude_none=True)
-    return LogEntry(step, "gui", action.action_type, arguments, True)
+    return LogEntry(step, "gui", action.action_type, arguments, ok)
+
+
+def foreground_app(screen: list[UIElement]) -> str | None:
+    """The app in front: the first Flywheel package on screen ('home' for the launcher)."""
+    for element in screen:
+        package = element.package_name or ""
+        if package == LAUNCHER_PACKAGE:
+            return "home"
+        if package.startswith(PACKAGE_PREFIX):
+            return app_for_package(package)
+    return None

@@ -1,6 +1,7 @@
-"""Harness-side planner actions for a real device: memory, ask_user, answer/finish, skills and
-delegation expanded into tool calls. The agent's memory and the user's answers live here, not
-on the phone; every action is logged with the sim phone's LogEntry so checkers read one shape."""
+"""Harness-side planner actions for a real device: memory, ask_user, answer/finish/status, and
+skills and delegations expanded into tool calls over adb. The agent's memory and the user's
+answers live here, not on the phone. Results and log entries have the sim phone's shapes
+(devices.sim.phone), so one checker reads both backends."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ from schemas.actions import (
 )
 from schemas.observations import ToolError, ToolResult
 
-__all__ = ["HarnessState", "Planner", "ToolRunner", "NO_ANSWER"]
+__all__ = ["HarnessState", "Planner", "ToolRunner", "DONT_KNOW"]
 
 logger = logging.getLogger(__name__)
 
-#: What the simulated user says when no scripted answer matches the question.
-NO_ANSWER = "I don't know"
+#: What the simulated user says when no scripted answer matches (as on the sim phone).
+DONT_KNOW = "I don't know."
 
 #: Runs one tool call on the device: (name, arguments) → ToolResult.
 ToolRunner = Callable[[str, dict[str, Any]], ToolResult]
@@ -52,6 +53,13 @@ def _fail(name: str, code: str, message: str) -> ToolResult:
     return ToolResult(name=name, ok=False, error=ToolError(code=code, message=message))  # type: ignore[arg-type]
 
 
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": result.name, "ok": result.ok, "value": result.value}
+    if result.error is not None:
+        out["error"] = {"code": result.error.code, "message": result.error.message}
+    return out
+
+
 class Planner:
     """Carries out planner actions against a HarnessState and a device's tool runner."""
 
@@ -60,8 +68,9 @@ class Planner:
         self.run_tool = run_tool
 
     def _log(self, step: int, kind: str, name: str, arguments: dict[str, Any], ok: bool,
-             agent: str = "main", parent: str | None = None) -> None:
+             agent: str = "main", parent: str | None = None) -> int:
         self.state.log.append(LogEntry(step, kind, name, copy_json(arguments), ok, agent, parent))  # type: ignore[arg-type]
+        return len(self.state.log) - 1
 
     def tool(self, step: int, name: str, arguments: dict[str, Any], *, agent: str = "main",
              parent: str | None = None) -> ToolResult:
@@ -70,109 +79,121 @@ class Planner:
         return result
 
     def handle(self, step: int, action: Any) -> ToolResult:
-        """One planner (or answer/status) action → its result."""
+        """One planner action (or answer/status) → its result."""
+        state = self.state
         if isinstance(action, ToolCall):
             return self.tool(step, action.name, dict(action.arguments))
         if isinstance(action, MemoryWrite):
-            self.state.memory[action.key] = copy_json(action.value)
-            self._log(step, "memory_write", action.key, {"value": action.value}, True)
-            return ToolResult(name="memory_write", ok=True, value={"key": action.key})
+            previous = state.memory.get(action.key)
+            state.memory[action.key] = copy_json(action.value)
+            self._log(step, "memory_write", "memory_write",
+                      {"key": action.key, "value": action.value}, True)
+            return ToolResult(name="memory_write", ok=True,
+                              value={"key": action.key, "previous": previous})
         if isinstance(action, MemoryRead):
             return self._memory_read(step, action)
         if isinstance(action, AskUser):
-            return self._ask(step, action.question)
-        if isinstance(action, (Answer, Finish)):
-            text = action.text if isinstance(action, Answer) else action.answer
-            if text is not None:
-                self.state.answer = text if isinstance(text, str) else json.dumps(text)
-            self._log(step, "answer", action.action_type, {"answer": text}, True)
-            if isinstance(action, Finish):
-                self.state.done = True
-            return ToolResult(name=action.action_type, ok=True, value=self.state.answer)
+            lowered = action.question.lower()
+            reply = next((text for keyword, text in state.user_answers.items()
+                          if keyword.lower() in lowered), DONT_KNOW)
+            self._log(step, "ask_user", "ask_user", {"question": action.question},
+                      reply != DONT_KNOW)
+            return ToolResult(name="ask_user", ok=True, value=reply)
+        if isinstance(action, Answer):
+            state.answer = action.text
+            self._log(step, "answer", "answer", {"text": action.text}, True)
+            return ToolResult(name="answer", ok=True, value=action.text)
+        if isinstance(action, Finish):
+            if action.answer is not None:
+                state.answer = (action.answer if isinstance(action.answer, str)
+                                else json.dumps(action.answer))
+            state.done = True
+            self._log(step, "answer", "finish", {"answer": action.answer}, True)
+            return ToolResult(name="finish", ok=True, value=state.answer)
         if isinstance(action, Status):
-            self.state.goal_status = action.goal_status
-            self.state.done = True
+            state.goal_status = action.goal_status
+            state.done = True
+            self._log(step, "gui", "status", {"goal_status": action.goal_status}, True)
             return ToolResult(name="status", ok=True, value=action.goal_status)
         if isinstance(action, UseSkill):
             return self._skill(step, action)
         if isinstance(action, Delegate):
             return self._delegate(step, action)
-        return _fail(action.action_type, "unsupported", f"{action.action_type} is not a planner action.")
+        return _fail(action.action_type, "unsupported",
+                     f"{action.action_type} is not a planner action.")
 
     def _memory_read(self, step: int, action: MemoryRead) -> ToolResult:
+        memory = self.state.memory
         if action.key is not None:
-            found = action.key in self.state.memory
-            self._log(step, "memory_read", action.key, {"key": action.key}, found)
-            if not found:
-                return _fail("memory_read", "not_found", f"Nothing is remembered under '{action.key}'.")
-            return ToolResult(name="memory_read", ok=True,
-                              value={"key": action.key, "value": copy_json(self.state.memory[action.key])})
-        query = (action.query or "").lower()
-        hits = {k: copy_json(v) for k, v in self.state.memory.items()
-                if query in k.lower() or query in json.dumps(v, ensure_ascii=False).lower()}
-        self._log(step, "memory_read", "query", {"query": action.query}, True)
-        return ToolResult(name="memory_read", ok=True, value=hits)
-
-    def _ask(self, step: int, question: str) -> ToolResult:
-        lowered = question.lower()
-        reply = next((text for keyword, text in self.state.user_answers.items()
-                      if keyword.lower() in lowered), NO_ANSWER)
-        self._log(step, "ask_user", "ask_user", {"question": question}, reply != NO_ANSWER)
-        return ToolResult(name="ask_user", ok=True, value=reply)
+            args: dict[str, Any] = {"key": action.key}
+            if memory.get(action.key) is None:
+                result = _fail("memory_read", "not_found", f"Memory has no key '{action.key}'.")
+            else:
+                result = ToolResult(name="memory_read", ok=True,
+                                    value={"key": action.key, "value": copy_json(memory[action.key])})
+        else:
+            args = {"query": action.query}
+            query = (action.query or "").lower()
+            hits = {k: copy_json(v) for k, v in memory.items()
+                    if query in k.lower()
+                    or query in (v if isinstance(v, str) else json.dumps(v)).lower()}
+            result = ToolResult(name="memory_read", ok=True, value=hits)
+        self._log(step, "memory_read", "memory_read", args, result.ok)
+        return result
 
     def _skill(self, step: int, action: UseSkill) -> ToolResult:
+        slot = self._log(step, "skill", action.skill, dict(action.arguments), False)
         skill = SKILLS.get(action.skill)
         if skill is None:
-            self._log(step, "skill", action.skill, dict(action.arguments), False)
-            return _fail(action.skill, "unknown_tool", f"There is no skill named '{action.skill}'.")
+            return _fail("use_skill", "not_found",
+                         f"There is no skill '{action.skill}'; use one of {', '.join(SKILLS)}.")
         try:
             args = prepare_arguments(skill, dict(action.arguments))
         except BadArguments as error:
-            self._log(step, "skill", skill.name, dict(action.arguments), False)
-            return _fail(skill.name, "bad_arguments", error.message)
-        results = []
-        ok = True
+            return _fail("use_skill", "bad_arguments", error.message)
+        steps = []
+        failed: ToolResult | None = None
         for item in skill.steps:
             if item.when is not None and not args.get(item.when):
                 continue
             result = self.tool(step, item.tool, render_arguments(item, args), parent=skill.name)
-            results.append(result.model_dump(mode="json"))
+            steps.append(_result_dict(result))
             if not result.ok:
-                ok = False
+                failed = result
                 break
-        self._log(step, "skill", skill.name, dict(action.arguments), ok)
-        if not ok:
-            failed = results[-1]["error"]
-            return ToolResult(name=skill.name, ok=False, value={"steps": results},
-                              error=ToolError(**failed))
-        return ToolResult(name=skill.name, ok=True, value={"steps": results})
+        self.state.log[slot] = LogEntry(step, "skill", skill.name, copy_json(dict(action.arguments)),
+                                        failed is None)
+        value = {"skill": skill.name, "steps": steps}
+        if failed is not None:
+            return ToolResult(name="use_skill", ok=False, value=value, error=failed.error)
+        return ToolResult(name="use_skill", ok=True, value=value)
 
     def _delegate(self, step: int, action: Delegate) -> ToolResult:
+        logged = {"instruction": action.instruction, "arguments": dict(action.arguments)}
+        slot = self._log(step, "delegate", action.agent, logged, False)
         agent = SUBAGENTS.get(action.agent)
-        name = f"delegate:{action.agent}"
         if agent is None:
-            self._log(step, "delegate", action.agent, dict(action.arguments), False)
-            return _fail(name, "unknown_tool", f"There is no sub-agent named '{action.agent}'.")
+            return _fail("delegate", "not_found", f"There is no sub-agent '{action.agent}'; use "
+                                                  f"one of {', '.join(SUBAGENTS)}.")
         try:
             plan = _CHECK_PLAN(dict(action.arguments))
         except BadArguments as error:
-            self._log(step, "delegate", agent.name, dict(action.arguments), False)
-            return _fail(name, "bad_arguments", error.message)
+            return _fail("delegate", "bad_arguments", error.message)
         results = []
-        ok = True
+        first_error: ToolError | None = None
         for call in plan["tool_calls"]:
-            tool_name, arguments = call["name"], dict(call.get("arguments") or {})
-            if not agent.may_call(tool_name):
-                self._log(step, "tool_call", tool_name, arguments, False, agent.name, name)
-                result = _fail(tool_name, "permission_denied",
-                               f"Sub-agent '{agent.name}' may not call {tool_name}.")
+            name, arguments = call["name"], dict(call.get("arguments") or {})
+            if not agent.may_call(name):
+                result = _fail(name, "permission_denied",
+                               f"Sub-agent '{agent.name}' may not use '{name}'; it may use "
+                               f"{', '.join(sorted(agent.apps))} only.")
+                self._log(step, "tool_call", name, arguments, False, agent.name, agent.name)
             else:
-                result = self.tool(step, tool_name, arguments, agent=agent.name, parent=name)
-            results.append(result.model_dump(mode="json"))
-            ok = ok and result.ok
-        self._log(step, "delegate", agent.name, dict(action.arguments), ok)
-        return ToolResult(name=name, ok=ok, value={"results": results},
-                          error=None if ok else ToolError(code="permission_denied" if any(
-                              r["error"] and r["error"]["code"] == "permission_denied"
-                              for r in results) else "conflict",
-                              message="Some of the sub-agent's tool calls failed."))
+                result = self.tool(step, name, arguments, agent=agent.name, parent=agent.name)
+            results.append(_result_dict(result))
+            if not result.ok and first_error is None:
+                first_error = result.error
+        ok = first_error is None
+        self.state.log[slot] = LogEntry(step, "delegate", agent.name, copy_json(logged), ok)
+        value = {"agent": agent.name, "instruction": action.instruction, "results": results}
+        return ToolResult(name="delegate", ok=ok, value=value, error=first_error)

@@ -109,6 +109,9 @@ class FakeDevice:
     # -- GUI --------------------------------------------------------------------------------
 
     def _act(self, action: Any) -> None:
+        # The adb runner keeps the episode's steps and limit; the phone behind it never ends.
+        state = self.phone.state
+        state.done, state.max_steps = False, 10**9
         self.phone.act(action)
 
     def _cmd_input(self, args: list[str]) -> Output:
