@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -154,6 +155,14 @@ def answer_has(state: Any, *values: Any) -> bool:
     """The final answer contains every value (case- and space-insensitive)."""
     text = norm(answer_text(state))
     return bool(text) and all(norm(str(v)) in text for v in values)
+
+
+def answer_has_number(state: Any, value: float, decimals: int) -> bool:
+    """The answer states `value` as a whole number token, written with `decimals` places or as
+    Python prints it (12.50 or 12.5), so '3' never matches inside '13'."""
+    text = answer_text(state)
+    forms = {f"{value:.{decimals}f}", str(value)}
+    return any(re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", text) for form in forms)
 
 
 def memory_has(state: Any, *values: Any) -> bool:

@@ -272,7 +272,8 @@ class PriceAndRating(Template):
                 "maps": {"places": [place_row(p["place"], rating=p["rating"])]}}
 
     def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = ck.answer_has(state, f"{p['price']:.2f}", f"{p['rating']:.1f}")
+        merged = (ck.answer_has_number(state, p["price"], 2)
+                  and ck.answer_has_number(state, p["rating"], 1))
         return collaboration(state, [
             ("shopper", "shopping.search", {"query": p["product"]}),
             ("navigator", "maps.search_places", {"query": p["place"]})], merged)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 from types import MappingProxyType
 from typing import Any
 
@@ -39,12 +38,6 @@ __all__ = ["TEMPLATES"]
 def _looked_up(state: Any, *tools: str) -> bool:
     """The main agent made at least one successful call of one of `tools`."""
     return any(ck.calls(state, t) for t in tools)
-
-
-def _answer_number(state: Any, number: float | str) -> bool:
-    """The answer states `number` as a whole token (so '3' does not match '13')."""
-    text = ck.answer_text(state)
-    return re.search(rf"(?<![\d.]){re.escape(str(number))}(?![\d])", text) is not None
 
 
 class ContactPhone(Template):
@@ -150,7 +143,7 @@ class UnreadCount(Template):
         return {"contacts": {"contacts": [contact]}, "messages": {"messages": msgs}}
 
     def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        if not _answer_number(state, p["unread"]):
+        if not ck.answer_has_number(state, p["unread"], 0):
             return 0.0
         return 1.0 if _looked_up(state, "messages.list", "messages.search") else 0.5
 
@@ -256,7 +249,7 @@ class ProductPrice(Template):
         return {"shopping": {"products": [row]}}
 
     def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        if not _answer_number(state, f"{p['price']:.2f}"):
+        if not ck.answer_has_number(state, p["price"], 2):
             return 0.0
         return 1.0 if _looked_up(state, "shopping.search", "shopping.get_product") else 0.5
 

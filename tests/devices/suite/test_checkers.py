@@ -95,3 +95,15 @@ def test_final_state_checker_ignores_a_failed_call(phone: SimPhone) -> None:
                        arguments={"product_id": "pr_missing", "quantity": p["quantity"]}))
     assert phone.state.log[-1].ok is False
     assert score_state(task, phone.state) == 0.0
+
+
+def test_numbers_in_answers_match_whole_tokens_in_either_format(phone: SimPhone) -> None:
+    task, p = _start(phone, "product_price_lookup")
+    phone.act(ToolCall(name="shopping.search", arguments={"query": p["product"]}))
+    phone.act(Finish(answer=f"It costs 1{p['price']:.2f}"))  # a different, longer number
+    assert score_state(task, phone.state) == 0.0
+    phone.restore(phone.snapshot())
+    task2, p2 = _start(phone, "product_price_lookup")
+    phone.act(ToolCall(name="shopping.search", arguments={"query": p2["product"]}))
+    phone.act(Finish(answer=f"It costs {p2['price']} dollars"))
+    assert score_state(task2, phone.state) == 1.0
