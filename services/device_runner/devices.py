@@ -13,7 +13,12 @@ logger = logging.getLogger(__name__)
 
 
 def open_device(settings: DeviceRunnerSettings) -> Device:
-    """The device named by `settings` (kind sim or adb), ready for reset()."""
+    """The device named by `settings`, ready for reset().
+
+    For kind 'adb' the adb serial is `adb_serial`, or the device id itself when unset (so
+    `--device-id emulator-5554` works as listed by `flywheel devices list`); the phone then
+    answers to the runner's device id, which is the key of its actions.
+    """
     if settings.kind == "sim":
         from devices.sim import SimPhone
 
@@ -21,5 +26,6 @@ def open_device(settings: DeviceRunnerSettings) -> Device:
     from devices.adb.phone import AdbPhone
     from devices.adb.settings import load_adb_settings
 
-    overrides = {"serial": settings.adb_serial} if settings.adb_serial else {}
-    return AdbPhone(settings.device_id, settings=load_adb_settings(**overrides))
+    phone = AdbPhone(settings.adb_serial or settings.device_id, settings=load_adb_settings())
+    phone.device_id = settings.device_id
+    return phone

@@ -1,0 +1,61 @@
+"""Runs one device runner until Ctrl-C: `python -m services.device_runner`.
+
+How to run (a local broker is started when KAFKA_BOOTSTRAP_SERVERS is unset):
+
+    FLYWHEEL_DEVICE_RUNNER_DEVICE_ID=sim-0 python -m services.device_runner
+    FLYWHEEL_DEVICE_RUNNER_KIND=adb FLYWHEEL_DEVICE_RUNNER_DEVICE_ID=emulator-5554 \\
+        python -m services.device_runner
+
+It reads `flywheel.actions` for its device id, executes each action on the phone and
+publishes `flywheel.observations`; `flywheel devices run` does the same with a status line.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+from devices.protocol import DeviceError
+from services.device_runner.devices import open_device
+from services.device_runner.loop import run_device_runner
+from services.device_runner.settings import load_device_runner_settings
+from streams.admin import AdminError
+from streams.broker import BrokerError
+
+__all__ = ["main"]
+
+logger = logging.getLogger(__name__)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_device_runner_settings()
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        device = open_device(settings)
+    except DeviceError as error:
+        print(f"error: cannot open device {settings.device_id}: {error}", file=sys.stderr)
+        return 1
+    try:
+        memory = run_device_runner(settings, device, stop)
+    except KeyboardInterrupt:
+        return 0
+    except (BrokerError, AdminError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        device.close()
+    logger.info("stopped: executed %d, replayed %d, failed %d", memory.executed, memory.replayed,
+                memory.failed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
