@@ -91,7 +91,7 @@ class Builder:
                                   bounds=make_bounds(0, top, 168, top + TOOLBAR_H), is_clickable=True,
                                   is_focusable=True), click=back))
             left = 168
-        self.add(Node(element(text=title, class_name="android.widget.TextView", resource_id=self.rid("title"),
+        self.add(Node(element(text=title, class_name="android.widget.TextView", resource_id=self.rid("toolbar_title"),
                               package_name=self.package,
                               bounds=make_bounds(left, top, SCREEN_W - 3 * ACTION_W, top + TOOLBAR_H))))
         self.y = top + TOOLBAR_H

@@ -34,7 +34,7 @@ def list_screen(b: Builder, frame: dict[str, Any], title: str, items: Sequence[I
     for text, name, click in actions:
         b.action(text, name, click)
     if search is not None:
-        query = frame["fields"].get("query", "")
+        query = frame["fields"].get("search", "")
         b.field("search", "Search", query, focused=frame["focus"] == "search")
         if query:
             items = search(query)
