@@ -1,5 +1,4 @@
-"""A faust app factory tuned for the local Tansu broker, typed raw topics, and a decoding
-helper that dead-letters what fails, for agents that are not on the hot path."""
+"""Faust app factory tuned for the local broker, raw typed topics, and a dead-lettering decoder."""
 
 from __future__ import annotations
 

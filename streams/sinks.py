@@ -1,5 +1,4 @@
-"""Idempotent sinks: rows and their source event ids written in one transaction, so a
-redelivered batch changes nothing."""
+"""Idempotent DuckDB sink: rows plus their event ids in one transaction; redelivery is a no-op."""
 
 from __future__ import annotations
 
