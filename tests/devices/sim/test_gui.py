@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from devices.sim.phone import SimPhone
 from schemas.actions import (
-    Click, InputText, KeyboardEnter, LongPress, NavigateBack, NavigateHome, OpenApp, Scroll, Swipe,
+    Click,
+    InputText,
+    KeyboardEnter,
+    LongPress,
+    NavigateBack,
+    NavigateHome,
+    OpenApp,
+    Scroll,
+    Swipe,
 )
 from schemas.observations import Observation, UIElement
 

@@ -141,3 +141,12 @@ def test_step_limit_ends_the_episode() -> None:
     assert last.done and "step limit" in last.message
     after = phone.act(ToolCall(name="clock.now"))
     assert after.result.error.code == "conflict" and after.step == 2
+
+
+def test_observations_satisfy_the_contract(phone: SimPhone) -> None:
+    """Observations are built without re-validation for speed; they must still round-trip."""
+    from schemas.observations import Observation
+    for action in [*SCRIPT, ToolCall(name="nope"), ToolCall(name="contacts.get", arguments={"id": "x"})]:
+        obs = phone.act(action)
+        again = Observation.model_validate_json(obs.model_dump_json())
+        assert again.model_dump() == obs.model_dump()

@@ -180,7 +180,7 @@ def test_maps(phone: SimPhone) -> None:
 
 
 def test_shopping(phone: SimPhone) -> None:
-    assert [p["name"] for p in ok(phone, "shopping.search", query="tea")][0] == "Green tea"
+    assert ok(phone, "shopping.search", query="tea")[0]["name"] == "Green tea"
     product = ok(phone, "shopping.get_product", id="pr5")
     ok(phone, "shopping.add_to_cart", product_id="pr5", quantity=2)
     ok(phone, "shopping.add_to_cart", product_id="pr5")
