@@ -18,7 +18,7 @@ from devices.sim.faults import (
     FaultInjector,
 )
 from devices.sim.gui import APP_LABELS, Gui, GuiError, resolve_app
-from devices.sim.settings import SimSettings
+from devices.sim.settings import SimSettings, load_settings
 from devices.sim.skills import SKILLS, prepare_arguments, render_arguments
 from devices.sim.state import LogEntry, SimSnapshot, SimState
 from devices.sim.subagents import PLAN_SCHEMA, SUBAGENTS
@@ -82,11 +82,13 @@ class SimPhone:
     def __init__(self, device_id: str = "sim-0", *, fault_rate: float = 0.0,
                  fault_seed: int | None = None, settings: SimSettings | None = None) -> None:
         self.device_id = device_id
-        self.settings = settings or SimSettings.model_construct(
-            step_ms=1_000, fault_rate=fault_rate, fault_seed=fault_seed,
-            world_seed=SimSettings.model_fields["world_seed"].default)
-        self.faults = FaultInjector(fault_rate if settings is None else self.settings.fault_rate,
-                                    fault_seed if settings is None else self.settings.fault_seed)
+        if settings is None:
+            # Plain construction never reads the environment: the defaults plus these arguments.
+            defaults = {name: f.default for name, f in SimSettings.model_fields.items()}
+            settings = SimSettings.model_construct(**{**defaults, "fault_rate": fault_rate,
+                                                      "fault_seed": fault_seed})
+        self.settings = settings
+        self.faults = FaultInjector(settings.fault_rate, settings.fault_seed)
         self.tools: dict[str, ToolSpec] = {name: t.spec for name, t in REGISTRY.items()}
         self.apps: tuple[str, ...] = tuple(APP_MODULES)
         self.task = DEFAULT_TASK
@@ -107,7 +109,7 @@ class SimPhone:
     @classmethod
     def from_settings(cls, device_id: str = "sim-0", settings: SimSettings | None = None) -> SimPhone:
         """A phone configured from FLYWHEEL_SIM_* settings."""
-        return cls(device_id, settings=settings or SimSettings())
+        return cls(device_id, settings=settings or load_settings())
 
     # ---- Device protocol ---------------------------------------------------------------
     def reset(self, task: TaskInstance) -> Observation:
@@ -219,11 +221,10 @@ class SimPhone:
 
     def _observation(self, result: ToolResult | None, message: str | None) -> Observation:
         state = self.state
-        toast = state.ui.get("toast")
         return Observation.model_construct(
             step=state.step, clock_ms=state.clock_ms, foreground_app=self.gui.foreground,
             screen=list(self.gui.screen().elements), screenshot=None, result=result,
-            message=message if toast is None else _join(toast, message), done=state.done)
+            message=message, done=state.done)
 
     def _pre_fault(self, fault: str, action: Any) -> Observation | None:
         """Faults that replace the action's effect; returns the observation, or None to go on."""

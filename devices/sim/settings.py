@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from devices.sim.world import WORLD_SEED
 
-__all__ = ["SimSettings"]
+__all__ = ["SimSettings", "load_settings"]
 
 
 class SimSettings(BaseSettings):
-    """How a SimPhone behaves; constructor arguments of SimPhone override nothing here implicitly."""
+    """How a SimPhone behaves when built with SimPhone.from_settings()."""
 
     model_config = SettingsConfigDict(env_prefix="FLYWHEEL_SIM_", frozen=True, extra="forbid")
 
@@ -23,3 +23,13 @@ class SimSettings(BaseSettings):
                                    description="Seed of the fault generator; None uses the task's seed.")
     world_seed: int = Field(default=WORLD_SEED, ge=0,
                             description="Seed of the default world (people, places, products).")
+
+
+def load_settings() -> SimSettings:
+    """SimSettings from the environment; a bad value raises ValueError in one sentence naming it."""
+    try:
+        return SimSettings()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = "FLYWHEEL_SIM_" + "_".join(str(part) for part in error["loc"]).upper()
+        raise ValueError(f"Setting {name} is invalid ({error['msg']}); fix or unset it.") from None

@@ -13,6 +13,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from devices.protocol import DeviceError
+
 __all__ = [
     "APPS",
     "SETTINGS_SPEC",
@@ -60,7 +62,7 @@ LogKind = Literal[
 ]
 
 
-class InitialStateError(ValueError):
+class InitialStateError(DeviceError, ValueError):
     """A task's initial_state names an unknown app, table or setting, or holds a bad row."""
 
 
@@ -151,7 +153,7 @@ class SimState:
         self.step = 0
         self.done = False
         self.max_steps = max_steps
-        self.ui: dict[str, Any] = {"stack": [], "dialog": None, "toast": None}
+        self.ui: dict[str, Any] = {"stack": [], "dialog": None}
         self.ui_rev = 0
         # app → write count; screens cache on it (not part of a snapshot).
         self.versions: dict[str, int] = dict.fromkeys(APPS, 0)
