@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AndroidSetting", "ANDROID_SETTINGS", "BRIGHTNESS_MAX", "by_android_key"]
+__all__ = ["ANDROID_SETTINGS", "BRIGHTNESS_MAX", "AndroidSetting", "by_android_key"]
 
 logger = logging.getLogger(__name__)
 

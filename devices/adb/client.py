@@ -21,7 +21,7 @@ from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 from devices.adb.settings import AdbSettings
 from devices.protocol import DeviceError, DeviceLost
 
-__all__ = ["AdbCall", "ShellOutput", "PNG_SIGNATURE"]
+__all__ = ["PNG_SIGNATURE", "AdbCall", "ShellOutput"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +101,7 @@ class AdbCall:
         return self._serial
 
     def _only_serial(self) -> str:
-        try:
-            ready = [s for s, state in self.devices() if state == "device"]
-        except DeviceLost:
-            raise
+        ready = [s for s, state in self.devices() if state == "device"]
         if len(ready) != 1:
             raise DeviceLost(
                 f"expected exactly one ready device on adb server {self.settings.host}:"

@@ -13,6 +13,7 @@ harness state; restore deletes and re-inserts. A real device cannot be forked
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,24 +23,44 @@ from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
 from devices.adb.planner import HarnessState, Planner
 from devices.adb.provider import (
-    LAUNCHER_PACKAGE, PACKAGE_PREFIX, app_for_package, bind_args, package_for,
-    parse_query_output, table_uri, where_id,
+    LAUNCHER_PACKAGE,
+    PACKAGE_PREFIX,
+    app_for_package,
+    bind_args,
+    package_for,
+    parse_query_output,
+    table_uri,
+    where_id,
 )
 from devices.adb.settings import AdbSettings
 from devices.adb.tools import AdbTools
 from devices.adb.uixml import parse_hierarchy, strip_dump_trailer
 from devices.blobs import BlobStore
-from devices.sim.gui import resolve_app
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
+from devices.sim.gui import resolve_app
 from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry, copy_json
 from schemas.actions import (
-    Click, InputText, KeyboardEnter, LongPress, NavigateBack, NavigateHome, OpenApp, Scroll,
-    Swipe, Wait,
+    Click,
+    InputText,
+    KeyboardEnter,
+    LongPress,
+    NavigateBack,
+    NavigateHome,
+    OpenApp,
+    Scroll,
+    Swipe,
+    Wait,
 )
 from schemas.observations import BlobRef, Bounds, Observation, ToolError, ToolResult, UIElement
 
-__all__ = ["AdbPhone", "AdbSnapshot", "escape_input_text", "foreground_app", "SCREEN_WIDTH",
-           "SCREEN_HEIGHT"]
+__all__ = [
+    "SCREEN_HEIGHT",
+    "SCREEN_WIDTH",
+    "AdbPhone",
+    "AdbSnapshot",
+    "escape_input_text",
+    "foreground_app",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +75,10 @@ SWIPE_MS = 300
 
 #: Android key codes for the keys the action space uses.
 KEY_HOME, KEY_BACK, KEY_ENTER, KEY_DEL, KEY_CTRL_LEFT, KEY_A = 3, 4, 66, 67, 113, 29
+
+#: Longest command line sent as one batched shell call (far below Android's ARG_MAX of 128 KiB),
+#: so a reset or restore costs a few adb round trips instead of one per row.
+BATCH_CHARS = 8000
 
 #: Characters `input text` cannot type (it only injects ASCII key events).
 _PRINTABLE_ASCII = {chr(c) for c in range(0x20, 0x7F)}
@@ -123,9 +148,8 @@ class AdbPhone:
         """Clears every Flywheel app, restores default settings, loads the task's state."""
         self._check_open()
         self._key(KEY_HOME)
-        for app, tables in TABLES.items():
-            if tables:
-                self._shell(["pm", "clear", package_for(app)], idempotent=True)
+        self._batch([["pm", "clear", package_for(app)] for app, tables in TABLES.items()
+                     if tables])
         initial = dict(task.initial_state)
         values = {key: spec[0] for key, spec in SETTINGS_SPEC.items()}
         overlay = initial.get("settings") or {}
@@ -134,6 +158,7 @@ class AdbPhone:
                               f"{sorted(set(overlay) - set(values))}; fix its initial_state")
         values.update(overlay)
         self._write_settings(values)
+        upserts: list[list[str]] = []
         for app, tables in initial.items():
             if app in ("settings", "memory", "user"):
                 continue
@@ -143,8 +168,11 @@ class AdbPhone:
             for table, rows in tables.items():
                 if table not in TABLES[app]:
                     raise DeviceError(f"task {task.task_id} names unknown table '{app}.{table}'")
-                for row in rows or []:
-                    self._upsert(app, table, dict(row))
+                for index, row in enumerate(rows or []):
+                    row = dict(row)
+                    row.setdefault("id", f"{task.task_id}-{app}-{table}-{index}")
+                    upserts += self._upsert(app, table, row)
+        self._batch(upserts)
         user = initial.get("user") or {}
         answers = user.get("answers", {}) if isinstance(user, dict) else {}
         self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
@@ -198,12 +226,18 @@ class AdbPhone:
         self._check_open()
         if not isinstance(snapshot, AdbSnapshot):
             raise DeviceError("restore needs a snapshot taken by AdbPhone.snapshot()")
+        commands: list[list[str]] = []
         for key, rows in snapshot.tables.items():
             app, table = key.split(".", 1)
-            self._shell(["content", "delete", "--uri", table_uri(app, table)], idempotent=True)
+            kept = {str(row.get("id")) for row in rows}
+            current = parse_query_output(self._shell(
+                ["content", "query", "--uri", table_uri(app, table)], idempotent=True), app, table)
+            commands += [["content", "delete", "--uri", table_uri(app, table),
+                          "--where", where_id(str(row["id"]))]
+                         for row in current if str(row.get("id")) not in kept]
             for row in rows:
-                self._shell(["content", "insert", "--uri", table_uri(app, table), *bind_args(row)],
-                            idempotent=False)
+                commands += self._upsert(app, table, dict(row))
+        self._batch(commands)
         self._write_settings(snapshot.settings)
         self.harness = snapshot.harness.copy()
         self.planner = Planner(self.harness, self.tool_runner.call)
@@ -222,28 +256,40 @@ class AdbPhone:
         if self._closed:
             raise DeviceError(f"AdbPhone {self.device_id} is closed; create a new one")
 
-    def _shell(self, command: list[str], *, idempotent: bool) -> str:
+    def _shell(self, command: list[str] | str, *, idempotent: bool) -> str:
         out = self.adb.shell(command, idempotent=idempotent)
         if out.exit_code != 0:
-            raise DeviceError(f"'{' '.join(command[:4])}' failed on {self.device_id} "
+            label = command if isinstance(command, str) else " ".join(command)
+            raise DeviceError(f"'{label[:60]}' failed on {self.device_id} "
                               f"(exit {out.exit_code}): {(out.error_text or out.text).strip()[:200]}")
         return out.text
+
+    def _batch(self, commands: list[list[str]]) -> None:
+        """Runs idempotent commands joined with '&&' in as few shell calls as fit BATCH_CHARS."""
+        chunk: list[str] = []
+        size = 0
+        for line in (shlex.join(command) for command in commands):
+            if chunk and size + len(line) + 4 > BATCH_CHARS:
+                self._shell(" && ".join(chunk), idempotent=True)
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line) + 4
+        if chunk:
+            self._shell(" && ".join(chunk), idempotent=True)
 
     def _key(self, code: int) -> None:
         self._shell(["input", "keyevent", str(code)], idempotent=False)
 
-    def _upsert(self, app: str, table: str, row: dict[str, Any]) -> None:
-        if "id" in row:
-            row["id"] = str(row["id"])
-            self._shell(["content", "delete", "--uri", table_uri(app, table),
-                         "--where", where_id(row["id"])], idempotent=True)
-        self._shell(["content", "insert", "--uri", table_uri(app, table), *bind_args(row)],
-                    idempotent=False)
+    @staticmethod
+    def _upsert(app: str, table: str, row: dict[str, Any]) -> list[list[str]]:
+        """Delete-then-insert by id: replaces a row, and is safe to repeat."""
+        row["id"] = str(row["id"])
+        return [["content", "delete", "--uri", table_uri(app, table), "--where", where_id(row["id"])],
+                ["content", "insert", "--uri", table_uri(app, table), *bind_args(row)]]
 
     def _write_settings(self, values: dict[str, Any]) -> None:
-        for key, value in values.items():
-            for command in ANDROID_SETTINGS[key].write_commands(value):
-                self._shell(command, idempotent=True)
+        self._batch([command for key, value in values.items()
+                     for command in ANDROID_SETTINGS[key].write_commands(value)])
 
     def _dump(self) -> str:
         if self.settings.dump_mode == "tty":

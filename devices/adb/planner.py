@@ -16,11 +16,19 @@ from devices.sim.state import LogEntry, copy_json
 from devices.sim.subagents import PLAN_SCHEMA, SUBAGENTS
 from devices.sim.tools import BadArguments, compile_validator
 from schemas.actions import (
-    Answer, AskUser, Delegate, Finish, MemoryRead, MemoryWrite, Status, ToolCall, UseSkill,
+    Answer,
+    AskUser,
+    Delegate,
+    Finish,
+    MemoryRead,
+    MemoryWrite,
+    Status,
+    ToolCall,
+    UseSkill,
 )
 from schemas.observations import ToolError, ToolResult
 
-__all__ = ["HarnessState", "Planner", "ToolRunner", "DONT_KNOW"]
+__all__ = ["DONT_KNOW", "HarnessState", "Planner", "ToolRunner"]
 
 logger = logging.getLogger(__name__)
 

@@ -14,10 +14,25 @@ import re
 from typing import Any
 
 __all__ = [
-    "PACKAGE_PREFIX", "LAUNCHER_PACKAGE", "COLUMN_TYPES", "package_for", "app_for_package",
-    "authority_for", "table_uri", "parse_uri", "bind_args", "parse_bind", "parse_query_output",
-    "format_query_rows", "where_id", "parse_where_id", "encode_value", "decode_value",
-    "CALL_RESULT_KEY", "parse_call_output", "format_call_output",
+    "CALL_RESULT_KEY",
+    "COLUMN_TYPES",
+    "LAUNCHER_PACKAGE",
+    "PACKAGE_PREFIX",
+    "app_for_package",
+    "authority_for",
+    "bind_args",
+    "decode_value",
+    "encode_value",
+    "format_call_output",
+    "format_query_rows",
+    "package_for",
+    "parse_bind",
+    "parse_call_output",
+    "parse_query_output",
+    "parse_uri",
+    "parse_where_id",
+    "table_uri",
+    "where_id",
 ]
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["AdbSettings", "load_adb_settings", "DEFAULT_ADB_PORT"]
+__all__ = ["DEFAULT_ADB_PORT", "AdbSettings", "load_adb_settings"]
 
 #: The port every adb server listens on unless told otherwise (`adb -P`).
 DEFAULT_ADB_PORT = 5037

@@ -18,14 +18,24 @@ from typing import Any
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
 from devices.adb.provider import (
-    parse_call_output, parse_query_output, table_uri, where_id,
+    parse_call_output,
+    parse_query_output,
+    table_uri,
+    where_id,
 )
 from devices.protocol import DeviceError, DeviceLost
 from devices.sim.state import APPS, SETTINGS_SPEC
-from devices.sim.tools import REGISTRY, BadArguments, NotFound, RegisteredTool, ToolFailure, ToolSpec
+from devices.sim.tools import (
+    REGISTRY,
+    BadArguments,
+    NotFound,
+    RegisteredTool,
+    ToolFailure,
+    ToolSpec,
+)
 from schemas.observations import ToolError, ToolResult
 
-__all__ = ["AdbTools", "TOOL_COMMANDS", "catalogue", "alarm_intent", "timer_intent"]
+__all__ = ["TOOL_COMMANDS", "AdbTools", "alarm_intent", "catalogue", "timer_intent"]
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,15 @@ from xml.sax.saxutils import quoteattr
 
 from schemas.observations import Bounds, UIElement
 
-__all__ = ["strip_dump_trailer", "parse_hierarchy", "render_hierarchy", "parse_bounds",
-           "format_bounds", "root_package", "DUMP_TRAILER"]
+__all__ = [
+    "DUMP_TRAILER",
+    "format_bounds",
+    "parse_bounds",
+    "parse_hierarchy",
+    "render_hierarchy",
+    "root_package",
+    "strip_dump_trailer",
+]
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import pytest
 os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
 os.environ["ADB_MDNS"] = "0"
 
-from devices.adb.client import AdbCall  # noqa: E402
-from devices.adb.settings import AdbSettings  # noqa: E402
-from tests.devices.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
+from devices.adb.client import AdbCall
+from devices.adb.settings import AdbSettings
+from tests.devices.fake_adb import FakeAdbServer, FakeDevice
 
 SERIAL = "emulator-5554"
 
@@ -24,9 +24,11 @@ TEST_CALL_TIMEOUT_S = 2.0
 
 
 def make_settings(server: FakeAdbServer, blob_dir: Path, **overrides: object) -> AdbSettings:
-    values: dict[str, object] = dict(host="127.0.0.1", port=server.port, serial=SERIAL,
-                                     call_timeout_s=TEST_CALL_TIMEOUT_S, retries=2,
-                                     retry_backoff_s=0.0, wait_scale=0.0, blob_dir=blob_dir)
+    values: dict[str, object] = {
+        "host": "127.0.0.1", "port": server.port, "serial": SERIAL,
+        "call_timeout_s": TEST_CALL_TIMEOUT_S, "retries": 2, "retry_backoff_s": 0.0,
+        "wait_scale": 0.0, "blob_dir": blob_dir,
+    }
     values.update(overrides)
     return AdbSettings(**values)  # type: ignore[arg-type]
 

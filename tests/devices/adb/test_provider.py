@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from devices.adb.provider import (
-    app_for_package, bind_args, format_call_output, format_query_rows, parse_bind,
-    parse_call_output, parse_query_output, parse_uri, parse_where_id, table_uri, where_id,
+    app_for_package,
+    bind_args,
+    format_call_output,
+    format_query_rows,
+    parse_bind,
+    parse_call_output,
+    parse_query_output,
+    parse_uri,
+    parse_where_id,
+    table_uri,
+    where_id,
 )
 
 

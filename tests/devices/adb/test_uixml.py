@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from devices.adb.uixml import (
-    parse_bounds, parse_hierarchy, render_hierarchy, root_package, strip_dump_trailer,
+    parse_bounds,
+    parse_hierarchy,
+    render_hierarchy,
+    root_package,
+    strip_dump_trailer,
 )
 from schemas.observations import Bounds, UIElement
 
