@@ -10,7 +10,7 @@ from pathlib import Path
 
 from schemas.observations import BlobRef
 
-__all__ = ["BlobStore", "BlobNotFound"]
+__all__ = ["BlobNotFound", "BlobStore"]
 
 logger = logging.getLogger(__name__)
 

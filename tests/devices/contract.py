@@ -15,12 +15,22 @@ import pytest
 
 from devices.protocol import Device, DeviceError, TaskInstance
 from schemas.actions import (
-    AskUser, Click, Delegate, Finish, InputText, MemoryRead, MemoryWrite, NavigateHome, OpenApp,
-    ToolCall, UseSkill, Wait,
+    AskUser,
+    Click,
+    Delegate,
+    Finish,
+    InputText,
+    MemoryRead,
+    MemoryWrite,
+    NavigateHome,
+    OpenApp,
+    ToolCall,
+    UseSkill,
+    Wait,
 )
 from schemas.observations import Observation, UIElement
 
-__all__ = ["DeviceContract", "CONTRACT_TASK"]
+__all__ = ["CONTRACT_TASK", "DeviceContract"]
 
 CONTRACT_TASK = TaskInstance(
     task_id="contract-0", template="contract", family="tool", split="dev", index=0, seed=7,

@@ -15,10 +15,11 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
+from typing import Self
 
 from tests.devices.fake_adb.shell import FakeDevice
 
-__all__ = ["FakeAdbServer", "ADB_SERVER_VERSION"]
+__all__ = ["ADB_SERVER_VERSION", "FakeAdbServer"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class FakeAdbServer:
         assert self._server is not None, "start the fake adb server first"
         return self._server.server_address[1]
 
-    def start(self) -> FakeAdbServer:
+    def start(self) -> Self:
         outer = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -96,7 +97,7 @@ class FakeAdbServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> FakeAdbServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -11,14 +11,27 @@ from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS, by_android_key
 from devices.adb.provider import (
-    LAUNCHER_PACKAGE, app_for_package, format_call_output, format_query_rows, package_for,
-    parse_bind, parse_uri, parse_where_id,
+    LAUNCHER_PACKAGE,
+    app_for_package,
+    format_call_output,
+    format_query_rows,
+    package_for,
+    parse_bind,
+    parse_uri,
+    parse_where_id,
 )
 from devices.adb.uixml import DUMP_TRAILER, render_hierarchy
 from devices.sim.state import TABLES
 from devices.sim.world import default_world
 from schemas.actions import (
-    Click, InputText, KeyboardEnter, LongPress, NavigateBack, NavigateHome, OpenApp, Scroll,
+    Click,
+    InputText,
+    KeyboardEnter,
+    LongPress,
+    NavigateBack,
+    NavigateHome,
+    OpenApp,
+    Scroll,
 )
 from tests.devices.fake_adb.png import screen_png
 
