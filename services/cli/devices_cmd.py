@@ -94,12 +94,15 @@ def run_cmd(
     stop = threading.Event()
     failure: list[BaseException] = []
 
+    finished = threading.Event()
+
     def work() -> None:
         try:
             run_device_runner(settings, device, stop, memory=memory)
         except BaseException as error:  # noqa: BLE001 - reported on the main thread
             failure.append(error)
-            stop.set()
+        finally:
+            finished.set()
 
     started = time.monotonic()
     worker = threading.Thread(target=work, name=f"runner-{settings.device_id}", daemon=True)
@@ -107,14 +110,16 @@ def run_cmd(
     try:
         with Live(_status_line(settings, memory, started), console=console,
                   refresh_per_second=1 / STATUS_REFRESH_S, transient=True) as live:
-            while worker.is_alive():
-                worker.join(STATUS_REFRESH_S)
+            # Waits on an Event, not Thread.join: a Ctrl-C landing inside join() can leave
+            # CPython 3.11 believing the thread has ended while it still runs.
+            while not finished.wait(STATUS_REFRESH_S):
                 live.update(_status_line(settings, memory, started))
     except KeyboardInterrupt:
         console.print("stopping…")
     finally:
         stop.set()
-        worker.join()
+        while not finished.wait(STATUS_REFRESH_S):  # the runner commits, closes, stops the broker
+            pass
         device.close()
     _summary(settings, memory, time.monotonic() - started)
     if failure:
