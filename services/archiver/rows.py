@@ -142,11 +142,14 @@ def _error_of(headers: list[tuple[str, bytes]]) -> str | None:
 
 
 def to_table(rows: Sequence[ArchiveRow], archived_at_ms: int) -> pa.Table:
-    """The Arrow table of `rows` in ARCHIVE_SCHEMA, built column by column (fast)."""
-    columns: dict[str, list[Any]] = {name: [] for name in ARCHIVE_SCHEMA.names}
+    """The Arrow table of `rows` in ARCHIVE_SCHEMA, built column by column; headers are built as
+    flat key/value arrays plus list offsets, and payload bytes are checked as UTF-8 by Arrow."""
+    columns: dict[str, list[Any]] = {name: [] for name in ARCHIVE_SCHEMA.names
+                                     if name not in ("headers", "archived_at_ms")}
+    header_offsets, header_keys, header_values = [0], [], []
     for row in rows:
         record = row.record
-        headers = _headers(record)
+        headers = record.headers or ()
         event = record.event
         columns["topic"].append(record.topic)
         columns["partition"].append(record.partition)
@@ -154,8 +157,10 @@ def to_table(rows: Sequence[ArchiveRow], archived_at_ms: int) -> pa.Table:
         columns["timestamp_ms"].append(record.timestamp_ms)
         columns["key"].append(record.key)
         columns["event_id"].append(row.event_id)
-        columns["headers"].append([{"key": k, "value": v} for k, v in headers])
-        columns["archived_at_ms"].append(archived_at_ms)
+        for key, value in headers:
+            header_keys.append(key)
+            header_values.append(value)
+        header_offsets.append(len(header_keys))
         if event is not None:
             columns["type"].append(event.type)
             columns["schema_version"].append(event.schema_version)
@@ -163,7 +168,7 @@ def to_table(rows: Sequence[ArchiveRow], archived_at_ms: int) -> pa.Table:
             columns["source"].append(event.source)
             columns["correlation_id"].append(event.correlation_id)
             columns["causation_id"].append(event.causation_id)
-            columns["payload"].append(record.value.decode("utf-8"))
+            columns["payload"].append(record.value)
             columns["raw"].append(None)
             columns["error"].append(None)
         else:
@@ -171,6 +176,17 @@ def to_table(rows: Sequence[ArchiveRow], archived_at_ms: int) -> pa.Table:
                          "causation_id", "payload"):
                 columns[name].append(None)
             columns["raw"].append(record.value)
-            columns["error"].append(_error_of(headers))
-    return pa.table({name: pa.array(values, type=ARCHIVE_SCHEMA.field(name).type)
-                     for name, values in columns.items()}, schema=ARCHIVE_SCHEMA)
+            columns["error"].append(_error_of(_headers(record)))
+    arrays: dict[str, pa.Array] = {}
+    for name, values in columns.items():
+        if name == "payload":  # bytes → string in C: UTF-8 checked, no Python str per row
+            arrays[name] = pa.array(values, type=pa.binary()).cast(pa.string())
+        else:
+            arrays[name] = pa.array(values, type=ARCHIVE_SCHEMA.field(name).type)
+    pairs = pa.StructArray.from_arrays(
+        [pa.array(header_keys, type=pa.string()), pa.array(header_values, type=pa.binary())],
+        fields=list(_HEADER_TYPE))
+    arrays["headers"] = pa.ListArray.from_arrays(pa.array(header_offsets, type=pa.int32()),
+                                                 pairs, type=ARCHIVE_SCHEMA.field("headers").type)
+    arrays["archived_at_ms"] = pa.array([archived_at_ms] * len(rows), type=pa.int64())
+    return pa.table([arrays[name] for name in ARCHIVE_SCHEMA.names], schema=ARCHIVE_SCHEMA)
