@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from devices.suite.evaluate import evaluate
+from devices.suite.plot import plot_report
 from devices.suite.registry import FAMILIES, all_templates, templates_for
 from devices.suite.settings import SuiteConfigError, load_settings
 
@@ -69,6 +71,8 @@ def eval_policy(
     seed: Annotated[int | None, typer.Option(
         min=0, help="Suite seed (default from settings).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option(
+        help="Also draw the scores as a PNG chart at this path.")] = None,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
@@ -79,6 +83,8 @@ def eval_policy(
     report = evaluate(policy.value, split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
                       random_seed=settings.random_seed, progress=not as_json)
+    if plot is not None:
+        plot_report(report, plot)
     if as_json:
         typer.echo(json.dumps(report.to_json_dict(), indent=2))
         return
@@ -93,6 +99,8 @@ def eval_policy(
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
     console.print(summary)
     console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
+    if plot is not None:
+        console.print(f"chart: {plot}")
 
 
 def register(app: typer.Typer) -> None:

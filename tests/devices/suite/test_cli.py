@@ -50,3 +50,12 @@ def test_bad_setting_is_one_sentence_not_a_traceback() -> None:
 def test_unknown_policy_is_rejected() -> None:
     result = runner.invoke(app, ["suite", "eval", "--policy", "genius"])
     assert result.exit_code != 0
+
+
+def test_suite_eval_draws_the_scores_as_a_png(tmp_path) -> None:
+    chart = tmp_path / "charts" / "noop.png"
+    result = CliRunner().invoke(app, ["suite", "eval", "--policy", "noop", "--split", "dev",
+                                      "--n", "1", "--json", "--plot", str(chart)])
+    assert result.exit_code == 0, result.output
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert chart.stat().st_size > 10_000  # two panels with bars and labels, not an empty canvas
