@@ -20,12 +20,14 @@ __all__ = [
     "DecodeError",
     "OversizeMessage",
     "decode",
+    "decode_current",
     "decode_json",
     "encode",
     "encode_dict",
     "field_path",
     "header_value",
     "headers_for",
+    "models_of",
     "validate",
 ]
 
@@ -35,6 +37,13 @@ logger = logging.getLogger(__name__)
 HEADER_TYPE = "type"
 HEADER_SCHEMA_VERSION = "schema_version"
 HEADER_EVENT_ID = "event_id"
+#: Topics whose type -> model map is cached (by identity); far more than a process uses, small
+#: enough that tests creating a fresh topic each cannot grow it without bound.
+TOPIC_CACHE_SIZE = 256
+#: Envelope fields with construction defaults that a reader must find in the payload itself.
+REQUIRED_ON_READ = frozenset({"event_id", "occurred_at"})
+
+_models_by_topic: dict[int, tuple[Topic, dict[str, type[Event]]]] = {}
 
 
 class DecodeError(SchemaError):
@@ -47,7 +56,8 @@ class OversizeMessage(SchemaError):
 
 def encode(event: Event) -> bytes:
     """The event as compact UTF-8 JSON (the same bytes every time for the same event)."""
-    return event.model_dump_json(by_alias=True).encode("utf-8")
+    # The bytes model_dump_json would give, without its decode to str and our encode back.
+    return event.__pydantic_serializer__.to_json(event, by_alias=True)
 
 
 def encode_dict(data: dict[str, Any]) -> bytes:
@@ -140,10 +150,61 @@ def validate(data: Any, topic: Topic) -> Event:
         raise
 
 
-def decode(value: bytes | None, topic: Topic, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Event:
+def models_of(topic: Topic) -> dict[str, type[Event]]:
+    """The registered model of each event type `topic` carries (cached per topic object)."""
+    entry = _models_by_topic.get(id(topic))
+    if entry is None or entry[0] is not topic:  # the topic held in the entry keeps its id unique
+        if len(_models_by_topic) >= TOPIC_CACHE_SIZE:
+            _models_by_topic.clear()
+        entry = (topic, {name: EVENT_TYPES[name] for name in topic.type_names
+                         if name in EVENT_TYPES})
+        _models_by_topic[id(topic)] = entry
+    return entry[1]
+
+
+def decode_current(value: bytes, topic: Topic, headers: Any) -> Event | None:
+    """The event when the headers name a current-version type of `topic` and the bytes are
+    exactly such an event, else None (the full path then decides, and words the error).
+
+    The headers only pick the model: its `type` literal and current-version check make the
+    payload itself agree. Strict JSON validation accepts a subset of what the lax full path
+    accepts (no bool or string for an int, as `upcast` demands), and the envelope fields a
+    reader must not default are checked to be present, so nothing is let through that the
+    full path refuses.
+    """
+    type_name = version = None
+    for key, raw in headers:
+        if key == HEADER_TYPE:
+            if type_name is None:
+                type_name = raw
+        elif key == HEADER_SCHEMA_VERSION and version is None:
+            version = raw
+    if not isinstance(type_name, bytes) or not isinstance(version, bytes):
+        return None
+    model = models_of(topic).get(type_name.decode("utf-8", "replace"))
+    if model is None or version != b"%d" % model.current_version:
+        return None
+    try:
+        event = model.model_validate_json(value, strict=True)
+    except ValidationError:
+        return None
+    if not REQUIRED_ON_READ <= event.model_fields_set:
+        return None
+    return event
+
+
+def decode(value: bytes | None, topic: Topic, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+           headers: Any = None) -> Event:
     """Bytes from `topic` as a validated event, older schema versions upcast to the current one.
 
-    Raises a `SchemaError` subclass (DecodeError, OversizeMessage, UnknownEventType,
-    TypeNotAllowed, FutureSchemaVersion, InvalidEvent) with a one-sentence message.
+    With the record's `headers` (pairs of name and bytes), an event of the current version
+    is validated straight from the bytes (about twice as fast); the result and the errors
+    are the same either way. Raises a `SchemaError` subclass (DecodeError, OversizeMessage,
+    UnknownEventType, TypeNotAllowed, FutureSchemaVersion, InvalidEvent) with a one-sentence
+    message.
     """
+    if headers and value is not None and len(value) <= max_bytes:
+        event = decode_current(value, topic, headers)
+        if event is not None:
+            return event
     return validate(decode_json(value, max_bytes), topic)

@@ -128,16 +128,16 @@ class TypedBatchConsumer:
         for tp, messages in polled.items():
             topic = self.topics[tp.topic]
             for m in messages:
-                raw = RawRecord(topic=m.topic, partition=m.partition, offset=m.offset, key=m.key,
-                                value=m.value, headers=tuple(m.headers or ()),
-                                timestamp_ms=m.timestamp)
+                headers = tuple(m.headers or ())
                 try:
-                    event = decode(m.value, topic, self.max_message_bytes)
+                    # The headers let a current-version event skip the dict round trip.
+                    event = decode(m.value, topic, self.max_message_bytes, headers)
                 except SchemaError as error:
-                    self._handle(raw, error)
+                    self._handle(RawRecord(m.topic, m.partition, m.offset, m.key, m.value,
+                                           headers, m.timestamp), error)
                 else:
-                    out.append(Record(raw.topic, raw.partition, raw.offset, raw.key, raw.value,
-                                      raw.headers, raw.timestamp_ms, event))
+                    out.append(Record(m.topic, m.partition, m.offset, m.key, m.value, headers,
+                                      m.timestamp, event))
                 self._pending[tp] = m.offset + 1
         return out
 

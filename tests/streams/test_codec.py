@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
-from schemas.registry import FutureSchemaVersion, InvalidEvent, TypeNotAllowed, UnknownEventType
+from schemas.envelope import is_validated
+from schemas.registry import (
+    EVENT_TYPES,
+    FutureSchemaVersion,
+    InvalidEvent,
+    SchemaError,
+    TypeNotAllowed,
+    UnknownEventType,
+)
 from schemas.topics import TOPICS
 from streams.codec import (
     DecodeError,
     OversizeMessage,
     decode,
+    decode_current,
     encode,
     encode_dict,
     field_path,
@@ -20,6 +31,7 @@ from streams.codec import (
     validate,
 )
 from streams.dlq import safe_preview
+from tests.schemas.strategies import model_strategy
 from tests.streams.helpers import episode, verdict
 
 VERDICTS = TOPICS["flywheel.verdicts"]
@@ -111,3 +123,82 @@ def test_safe_preview_truncates_with_a_marker() -> None:
     preview = safe_preview(b"y" * 1000, limit=10)
     assert preview.startswith("y" * 10) and "1000 bytes" in preview
     assert len(preview) < 40
+
+
+@pytest.mark.parametrize("type_name", sorted(EVENT_TYPES))
+def test_every_event_type_decodes_straight_from_bytes_with_its_headers(type_name: str) -> None:
+    model = EVENT_TYPES[type_name]
+    topic = next(t for t in TOPICS.values() if type_name in t.type_names)
+
+    @settings(max_examples=15, deadline=None,
+              suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    @given(model_strategy(model))
+    def check(event) -> None:
+        value = encode(event)
+        fast = decode_current(value, topic, headers_for(event))
+        assert fast is not None  # strict JSON validation accepts all the encoder writes
+        assert fast == event == decode(value, topic)
+        assert type(fast) is model
+
+    check()
+
+
+def _with(data: dict[str, Any], **changes: Any) -> bytes:
+    return encode_dict({**data, **changes})
+
+
+def _cases() -> list[tuple[str, bytes, Any, list[tuple[str, bytes]]]]:
+    good = verdict()
+    data = json.loads(encode(good))
+    headers = headers_for(good)
+    no_id = {k: v for k, v in data.items() if k != "event_id"}
+    no_time = {k: v for k, v in data.items() if k != "occurred_at"}
+    return [
+        ("header names another type", encode(episode()), VERDICTS, headers),
+        ("header names a type of the topic", encode(verdict()), EPISODES,
+         headers_for(episode())),
+        ("event_id missing", encode_dict(no_id), VERDICTS, headers),
+        ("occurred_at missing", encode_dict(no_time), VERDICTS, headers),
+        ("schema_version is a bool", _with(json.loads(encode(episode())), schema_version=True),
+         EPISODES, headers_for(episode())),
+        ("schema_version is a string", _with(data, schema_version="2"), VERDICTS, headers),
+        ("bad score", _with(data, score=7), VERDICTS, headers),
+        ("not UTF-8", b"\xff\xfe garbage", VERDICTS, headers),
+        ("not JSON", b"{not json", VERDICTS, headers),
+        ("future version", _with(data, schema_version=99), VERDICTS,
+         [("type", b"verdict.issued"), ("schema_version", b"99")]),
+    ]
+
+
+@pytest.mark.parametrize(("case", "value", "topic", "headers"), _cases(),
+                         ids=[c[0] for c in _cases()])
+def test_headers_never_change_what_is_refused_or_how(case: str, value: bytes, topic: Any,
+                                                     headers: list[tuple[str, bytes]]) -> None:
+    with pytest.raises(SchemaError) as without:
+        decode(value, topic)
+    with pytest.raises(SchemaError) as with_headers:
+        decode(value, topic, headers=headers)
+    assert type(with_headers.value) is type(without.value)
+    assert str(with_headers.value) == str(without.value)
+    assert with_headers.value.path == without.value.path
+
+
+def test_an_old_version_behind_a_header_claiming_the_current_one_is_still_upcast() -> None:
+    data = json.loads(encode(verdict(passed=True, score=1.0)))
+    data["schema_version"] = 1
+    del data["score"]
+    event = decode(encode_dict(data), VERDICTS, headers=[("type", b"verdict.issued"),
+                                                          ("schema_version", b"2")])
+    assert (event.schema_version, event.score) == (2, 1.0)
+
+
+def test_oversize_is_refused_with_headers_too() -> None:
+    event = verdict(details={"blob": "x" * 5000})
+    with pytest.raises(OversizeMessage):
+        decode(encode(event), VERDICTS, max_bytes=4096, headers=headers_for(event))
+
+
+def test_decoded_events_count_as_validated() -> None:
+    event = episode(steps=2)
+    for headers in (None, headers_for(event)):
+        assert is_validated(decode(encode(event), EPISODES, headers=headers))
