@@ -9,7 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from services.archiver.rows import ArchivableRecord, ArchiveRow, new_rows, to_table
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from services.archiver.rows import ArchivableRecord, new_rows, to_table
 from services.archiver.settings import ArchiverSettings
 from services.archiver.store import ArchiveStore
 
@@ -66,7 +69,10 @@ class Archiver:
         self.store.clean_tmp()
         self.seen: set[str] = store.event_ids()
         self.stats = ArchiverStats(started_at=clock())
-        self._buffer: list[ArchiveRow] = []
+        # Each step's new rows become an Arrow table at once: the buffer then holds no Python
+        # objects per row, so memory stays near the payload size and the GC has little to scan.
+        self._buffer: list[pa.Table] = []
+        self._buffered_rows = 0
         self._buffer_ids: set[str] = set()
         self._last_flush = clock()
         logger.info("archiver starts with %d archived events under %s", len(self.seen),
@@ -74,44 +80,49 @@ class Archiver:
 
     @property
     def buffered(self) -> int:
-        return len(self._buffer)
+        return self._buffered_rows
 
     def flush_due(self) -> bool:
-        return (len(self._buffer) >= self.settings.flush_max_events
+        return (self._buffered_rows >= self.settings.flush_max_events
                 or self.clock() - self._last_flush >= self.settings.flush_interval_s)
 
     def step(self) -> int:
         """Polls one batch, buffers its new rows and flushes if due; returns records polled."""
         records = self.source.poll_batch(self.settings.poll_timeout_ms)
         if records:
+            buffer_ids = self._buffer_ids
             fresh = [row for row in new_rows(records, self.seen)
-                     if row.event_id not in self._buffer_ids]
-            self._buffer.extend(fresh)
-            self._buffer_ids.update(row.event_id for row in fresh)
+                     if row.event_id not in buffer_ids]
+            if fresh:
+                self._buffer.append(to_table(fresh, archived_at_ms=0))  # stamped at flush
+                buffer_ids.update([row.event_id for row in fresh])
+                self._buffered_rows += len(fresh)
             self.stats.polled += len(records)
             self.stats.duplicates += len(records) - len(fresh)
-            self.stats.buffered = len(self._buffer)
+            self.stats.buffered = self._buffered_rows
         if self.flush_due():
             self.flush()
         return len(records)
 
     def flush(self) -> int:
         """Writes the buffer, then commits the source's offsets; returns rows written."""
-        rows = self._buffer
+        rows = self._buffered_rows
         if rows:
-            table = to_table(rows, archived_at_ms=int(time.time() * 1000))
+            table = _stamped(pa.concat_tables(self._buffer), int(time.time() * 1000))
             self.stats.files += len(self.store.write(table))
             self.seen.update(self._buffer_ids)
-            for row in rows:
-                self.stats.archived[row.record.topic] += 1
+            counts = pc.value_counts(table["topic"])
+            self.stats.archived.update(dict(zip(counts.field("values").to_pylist(),
+                                                counts.field("counts").to_pylist(), strict=True)))
             self.stats.flushes += 1
         self.source.commit()  # after the write: offsets never run ahead of the archive
         self._buffer = []
+        self._buffered_rows = 0
         self._buffer_ids = set()
         self.stats.buffered = 0
         self._last_flush = self.clock()
         self.stats.last_flush_at = self._last_flush
-        return len(rows)
+        return rows
 
     def run(self, should_stop: Callable[[], bool],
             on_step: Callable[[Archiver], None] | None = None) -> ArchiverStats:
@@ -126,3 +137,10 @@ class Archiver:
                 on_step(self)
         self.flush()
         return self.stats
+
+
+def _stamped(table: pa.Table, archived_at_ms: int) -> pa.Table:
+    """`table` with every row's archived_at_ms set to the flush time."""
+    index = table.schema.get_field_index("archived_at_ms")
+    stamp = pa.repeat(pa.scalar(archived_at_ms, pa.int64()), table.num_rows)
+    return table.set_column(index, table.schema.field(index), stamp)

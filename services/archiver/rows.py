@@ -142,51 +142,53 @@ def _error_of(headers: list[tuple[str, bytes]]) -> str | None:
 
 
 def to_table(rows: Sequence[ArchiveRow], archived_at_ms: int) -> pa.Table:
-    """The Arrow table of `rows` in ARCHIVE_SCHEMA, built column by column; headers are built as
+    """The Arrow table of `rows` in ARCHIVE_SCHEMA, built one column at a time from list
+    comprehensions (cheaper per row than appending to every column in one loop); headers are
     flat key/value arrays plus list offsets, and payload bytes are checked as UTF-8 by Arrow."""
-    columns: dict[str, list[Any]] = {name: [] for name in ARCHIVE_SCHEMA.names
-                                     if name not in ("headers", "archived_at_ms")}
-    header_offsets, header_keys, header_values = [0], [], []
-    for row in rows:
-        record = row.record
-        headers = record.headers or ()
-        event = record.event
-        columns["topic"].append(record.topic)
-        columns["partition"].append(record.partition)
-        columns["offset"].append(record.offset)
-        columns["timestamp_ms"].append(record.timestamp_ms)
-        columns["key"].append(record.key)
-        columns["event_id"].append(row.event_id)
-        for key, value in headers:
-            header_keys.append(key)
-            header_values.append(value)
-        header_offsets.append(len(header_keys))
-        if event is not None:
-            columns["type"].append(event.type)
-            columns["schema_version"].append(event.schema_version)
-            columns["occurred_at"].append(event.occurred_at)
-            columns["source"].append(event.source)
-            columns["correlation_id"].append(event.correlation_id)
-            columns["causation_id"].append(event.causation_id)
-            columns["payload"].append(record.value)
-            columns["raw"].append(None)
-            columns["error"].append(None)
-        else:
-            for name in ("type", "schema_version", "occurred_at", "source", "correlation_id",
-                         "causation_id", "payload"):
-                columns[name].append(None)
-            columns["raw"].append(record.value)
-            columns["error"].append(_error_of(_headers(record)))
-    arrays: dict[str, pa.Array] = {}
-    for name, values in columns.items():
-        if name == "payload":  # bytes → string in C: UTF-8 checked, no Python str per row
-            arrays[name] = pa.array(values, type=pa.binary()).cast(pa.string())
-        else:
-            arrays[name] = pa.array(values, type=ARCHIVE_SCHEMA.field(name).type)
+    records = [row.record for row in rows]
+    events = [record.event for record in records]
+    values = [record.value for record in records]
+    field = ARCHIVE_SCHEMA.field
+
+    def column(name: str, data: list[Any]) -> pa.Array:
+        return pa.array(data, type=field(name).type)
+
+    def envelope(name: str) -> pa.Array:
+        return column(name, [getattr(e, name) if e is not None else None for e in events])
+
+    header_lists = [record.headers or () for record in records]
+    header_offsets = [0]
+    running = 0
+    for headers in header_lists:
+        running += len(headers)
+        header_offsets.append(running)
+    flat = [pair for headers in header_lists for pair in headers]
     pairs = pa.StructArray.from_arrays(
-        [pa.array(header_keys, type=pa.string()), pa.array(header_values, type=pa.binary())],
-        fields=list(_HEADER_TYPE))
-    arrays["headers"] = pa.ListArray.from_arrays(pa.array(header_offsets, type=pa.int32()),
-                                                 pairs, type=ARCHIVE_SCHEMA.field("headers").type)
-    arrays["archived_at_ms"] = pa.array([archived_at_ms] * len(rows), type=pa.int64())
+        [pa.array([k for k, _ in flat], type=pa.string()),
+         pa.array([v for _, v in flat], type=pa.binary())], fields=list(_HEADER_TYPE))
+
+    is_event = [e is not None for e in events]
+    arrays = {
+        "topic": column("topic", [r.topic for r in records]),
+        "partition": column("partition", [r.partition for r in records]),
+        "offset": column("offset", [r.offset for r in records]),
+        "timestamp_ms": column("timestamp_ms", [r.timestamp_ms for r in records]),
+        "key": column("key", [r.key for r in records]),
+        "event_id": column("event_id", [row.event_id for row in rows]),
+        "type": envelope("type"),
+        "schema_version": envelope("schema_version"),
+        "occurred_at": envelope("occurred_at"),
+        "source": envelope("source"),
+        "correlation_id": envelope("correlation_id"),
+        "causation_id": envelope("causation_id"),
+        # bytes → string in C: UTF-8 checked, no Python str per row
+        "payload": pa.array([v if ok else None for v, ok in zip(values, is_event, strict=True)],
+                            type=pa.binary()).cast(pa.string()),
+        "raw": column("raw", [None if ok else v for v, ok in zip(values, is_event, strict=True)]),
+        "error": column("error", [None if e is not None else _error_of(_headers(r))
+                                  for r, e in zip(records, events, strict=True)]),
+        "headers": pa.ListArray.from_arrays(pa.array(header_offsets, type=pa.int32()), pairs,
+                                            type=field("headers").type),
+        "archived_at_ms": pa.repeat(pa.scalar(archived_at_ms, pa.int64()), len(rows)),
+    }
     return pa.table([arrays[name] for name in ARCHIVE_SCHEMA.names], schema=ARCHIVE_SCHEMA)

@@ -100,8 +100,10 @@ def test_crash_then_resume_archives_each_event_once(
     assert len(ids) == len(set(ids)), "an event was archived twice"
     assert set(ids) == expected, "an event was lost"
     assert len(_archived_ids(store, Topic(topic.dlq, "", 1, "delete", (), ""))) == 1
-    # Redelivered events are skipped: the produced duplicate, and in the commit case every
-    # event whose file was written but whose offset was not committed.
+    # Redelivered events are skipped: in the commit case every event whose file was written
+    # but whose offset was not committed (by the second run), and the produced duplicate (by
+    # whichever run met it second; the batch order across partitions is the client's choice).
     uncommitted = after_crash - crashing.committed_ids
     assert (len(uncommitted) > 0) == (where == "commit")
-    assert second.stats.duplicates >= len(uncommitted) + 1
+    assert second.stats.duplicates >= len(uncommitted)
+    assert first.stats.duplicates + second.stats.duplicates >= len(uncommitted) + 1
