@@ -88,11 +88,15 @@ class ArchiveStore:
         dates = _dates(table)
         stamp = f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
         written: list[Path] = []
-        for topic in pc.unique(table["topic"]).to_pylist():
+        topics = pc.unique(table["topic"]).to_pylist()
+        for topic in topics:
             in_topic = pc.equal(table["topic"], topic)
-            for day in pc.unique(dates.filter(in_topic)).to_pylist():
-                mask = pc.and_(in_topic, pc.equal(dates, day))
-                part = table.filter(mask)
+            days = pc.unique(dates.filter(in_topic)).to_pylist()
+            for day in days:
+                if len(topics) == len(days) == 1:
+                    part = table  # the common case: no need to copy every payload in a filter
+                else:
+                    part = table.filter(pc.and_(in_topic, pc.equal(dates, day)))
                 folder = self.root / f"{TOPIC_PREFIX}{topic}" / f"{DATE_PREFIX}{day.isoformat()}"
                 written.append(self._write_part(folder, f"part-{stamp}{PART_SUFFIX}", part))
         return written
