@@ -143,7 +143,7 @@ class ArchiverSource:
                 event = None
                 if topic is not None:
                     try:
-                        event = decode(m.value, topic, self.max_message_bytes)
+                        event = decode(m.value, topic, self.max_message_bytes, m.headers)
                     except SchemaError as error:
                         self._router.route(m.topic, m.partition, m.offset, m.key, m.value, error)
                         self.dead_lettered += 1
