@@ -38,7 +38,7 @@ from services.archiver.sources import ArchiverSource
 from services.archiver.store import ArchiveStore
 from streams.admin import create_topics
 from streams.broker import LocalBroker
-from streams.codec import encode
+from streams.codec import encode, headers_for
 from streams.consumer import TypedBatchConsumer
 from streams.producer import PRODUCER_DEFAULTS, TypedProducer
 from streams.settings import load_bus_settings
@@ -81,19 +81,22 @@ def fresh(bootstrap: str) -> Topic:
 
 # ---- producers: each returns events/s ---------------------------------------------------------
 
-def produce_kafka_python(bootstrap: str, topic: Topic, values: list[tuple[bytes, bytes]]) -> float:
+Wire = tuple[bytes, bytes, list[tuple[str, bytes]]]  # key, value, headers: what the loop sends
+
+
+def produce_kafka_python(bootstrap: str, topic: Topic, values: list[Wire]) -> float:
     producer = KafkaProducer(bootstrap_servers=bootstrap, **PRODUCER_DEFAULTS)
     producer.partitions_for(topic.name)  # metadata outside the timing
     start = time.perf_counter()
-    for key, value in values:
-        producer.send(topic.name, value=value, key=key)
+    for key, value, headers in values:
+        producer.send(topic.name, value=value, key=key, headers=headers)
     producer.flush()
     rate = len(values) / (time.perf_counter() - start)
     producer.close()
     return rate
 
 
-def produce_aiokafka(bootstrap: str, topic: Topic, values: list[tuple[bytes, bytes]]) -> float:
+def produce_aiokafka(bootstrap: str, topic: Topic, values: list[Wire]) -> float:
     async def go() -> float:
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
                                     max_batch_size=PRODUCER_DEFAULTS["batch_size"])
@@ -101,7 +104,8 @@ def produce_aiokafka(bootstrap: str, topic: Topic, values: list[tuple[bytes, byt
         try:
             await producer.partitions_for(topic.name)
             start = time.perf_counter()
-            futures = [await producer.send(topic.name, value=v, key=k) for k, v in values]
+            futures = [await producer.send(topic.name, value=v, key=k, headers=h)
+                       for k, v, h in values]
             await producer.flush()
             await asyncio.gather(*futures)
             return len(values) / (time.perf_counter() - start)
@@ -204,7 +208,7 @@ def faust_passthrough(bootstrap: str, n: int, reps: int, folder: Path) -> list[f
     """A faust agent decoding and re-producing every event, run as its own worker process;
     the input holds reps*n events and each window of n outputs is one measurement."""
     source, sink = fresh(bootstrap), fresh(bootstrap)
-    values = [(source.key_of(e), encode(e)) for e in make_events(n * reps)]
+    values = [(source.key_of(e), encode(e), headers_for(e)) for e in make_events(n * reps)]
     produce_kafka_python(bootstrap, source, values)
     log = (folder / "faust.log").open("wb")
     worker = subprocess.Popen(
@@ -259,7 +263,9 @@ CONSUMERS = ("kafka-python consume", "aiokafka consume", "typed batch consumer",
 def run(bootstrap: str, n: int, reps: int, folder: Path) -> Figures:
     figures = Figures()
     events = make_events(n)
-    values = [(TOPICS[TEMPLATE].key_of(e), encode(e)) for e in events]
+    # The raw clients send exactly the records the typed producer sends (same key, bytes and
+    # headers), so the consumers and the archiver read what the loop really carries.
+    values = [(TOPICS[TEMPLATE].key_of(e), encode(e), headers_for(e)) for e in events]
     console.print(f"[bold]bus bench[/]: {n:,} events of {len(values[0][1])} bytes, {reps} runs, "
                   f"broker {bootstrap}")
     for rep in range(reps):

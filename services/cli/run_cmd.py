@@ -21,6 +21,8 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.device_runner.fleet import SimFleet
+from services.device_runner.settings import load_device_runner_settings
 from streams.admin import AdminError, create_topics
 from streams.broker import BrokerError, LocalBroker, ensure_broker
 from streams.settings import load_bus_settings
@@ -37,7 +39,8 @@ STATUS_REFRESH_S = 0.25
 STATUS_TOPICS = 4
 
 
-def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | None = None) -> Text:
+def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | None = None,
+                fleet: SimFleet | None = None) -> Text:
     """One line: events archived (busiest topics), rate, last flush, buffered, the loss bound."""
     now = now if now is not None else time.monotonic()
     stats = archiver.stats
@@ -52,12 +55,15 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
         line.append(f" ({busiest})")
     line.append(f" | {stats.rate(now):,.0f} ev/s | last flush {flushed}"
                 f" | buffered {archiver.buffered:,} | {stats.duplicates:,} duplicates skipped")
+    if fleet is not None and fleet.count:
+        line.append(f" | sim devices {fleet.serving}/{fleet.count}, {fleet.executed:,} actions")
     line.append(f" | {loss_bound(settings)}", style="dim")
     return line
 
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
-                  replayed: ReplayReport | None, archive_dir: Path) -> Table:
+                  replayed: ReplayReport | None, archive_dir: Path,
+                  fleet: SimFleet | None = None) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -68,24 +74,30 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
     table.add_row("files written / flushes", f"{stats.files:,} / {stats.flushes:,}")
     if replayed is not None:
         table.add_row("re-published from the archive", f"{replayed.total:,}")
+    if fleet is not None and fleet.count:
+        table.add_row("sim device runners", f"{fleet.count} ({fleet.executed:,} actions, "
+                                            f"{fleet.failed:,} device failures)")
+        for error in fleet.errors:
+            table.add_row("[red]runner stopped[/]", error)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
 
 
-def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag) -> None:
+def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag,
+                  fleet: SimFleet) -> None:
     last_draw = 0.0
-    with Live(status_line(archiver, settings), console=console, refresh_per_second=4,
+    with Live(status_line(archiver, settings, fleet=fleet), console=console, refresh_per_second=4,
               transient=False) as live:
 
         def on_step(current: Archiver) -> None:
             nonlocal last_draw
             now = time.monotonic()
             if now - last_draw >= STATUS_REFRESH_S:
-                live.update(status_line(current, settings, now))
+                live.update(status_line(current, settings, now, fleet))
                 last_draw = now
 
         archiver.run(stop, on_step=on_step)
-        live.update(status_line(archiver, settings))
+        live.update(status_line(archiver, settings, fleet=fleet))
     if not console.is_terminal:
         console.line()  # a non-terminal Live leaves its last line unterminated
 
@@ -95,13 +107,19 @@ def run(
         "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
                                   "Ctrl-C or SIGTERM.")] = None,
     archive: ArchiveOption = None,
+    sim_devices: Annotated[int | None, typer.Option(
+        "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
+                                     "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")] = None,
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
-    the archive into a fresh local broker, and archive every topic until stopped."""
+    the archive into a fresh local broker, then archive every topic and serve the simulated
+    phones' device runners until stopped."""
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
+        runners = load_device_runner_settings()
     except ValueError as error:
         fail(str(error))
+    fleet: SimFleet | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
     store = ArchiveStore(archive_dir)
     started = time.monotonic()
@@ -125,9 +143,11 @@ def run(
             console.print("offsets are committed only after each flush, so after a crash the "
                           "archiver catches up from Kafka")
         archiver, source = build_archiver(bootstrap, settings, archive_dir)
+        fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
         stop.install()
         try:
-            _run_archiver(archiver, settings, stop)
+            with fleet:
+                _run_archiver(archiver, settings, stop, fleet)
         finally:
             stop.restore()
             source.close()
@@ -138,7 +158,8 @@ def run(
             broker.stop()
             console.print(f"stopped the local broker on {broker.bootstrap}")
     console.print(summary_table(archiver.stats, elapsed_s=time.monotonic() - started,
-                                reason=stop.reason, replayed=replayed, archive_dir=archive_dir))
+                                reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
+                                fleet=fleet))
 
 
 def register(app: typer.Typer) -> None:

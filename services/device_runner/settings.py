@@ -70,7 +70,8 @@ class DeviceRunnerSettings(BaseSettings):
     )
     sim_devices: int = Field(
         default=DEFAULT_SIM_DEVICES, ge=0, le=1024,
-        description="How many simulated phones (sim-0 … sim-N-1) `flywheel devices list` offers.",
+        description="How many simulated phones (sim-0 … sim-N-1) `flywheel run` serves and "
+                    "`flywheel devices list` offers.",
     )
 
     def group_for(self, device_id: str | None = None) -> str:

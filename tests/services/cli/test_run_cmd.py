@@ -84,3 +84,58 @@ def test_run_with_bad_setting_is_one_sentence(tmp_path: Path) -> None:
                             check=False, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "flush_interval_s" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: Path) -> None:
+    from devices.suite.instances import generate_split
+    from schemas.actions import ToolCall
+    from schemas.episodes import ActionRequested
+    from services.device_runner.tasks import task_params_for
+
+    data_dir = tmp_path / "var"
+    store = ArchiveStore(data_dir / "archive")
+    port = free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
+                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
+                "PYTHONPATH": str(Path.cwd())})
+    instance = generate_split("dev", 1, 0)[0]
+    action = ActionRequested(
+        source="test/0", correlation_id="ep-run-1", episode_id="ep-run-1", device_id="sim-0",
+        step=0, action=ToolCall(name="contacts.search", arguments={"query": "a"}),
+        task_id=instance.task_id, task_params=task_params_for(instance))
+    log = tmp_path / "run.log"
+    with log.open("wb") as out:
+        run = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run",
+                                "--sim-devices", "1", "--duration", str(WAIT_S)], env=env,
+                               stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not (kafka_answers(bootstrap) and "flywheel.actions" in list_topics(bootstrap)):
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        observed: list[str] = []
+        with TypedProducer(bootstrap, client_id="test-run-rollout") as producer:
+            while not observed:
+                # The runner's group starts at the latest offset once it has joined, so the
+                # same action is re-sent until it is served; a redelivery is answered from the
+                # runner's memory with the same event ids, which the archive dedupes.
+                producer.send(TOPICS["flywheel.actions"], action)
+                producer.flush()
+                time.sleep(1.0)
+                assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+                if "flywheel.observations" in {p.name.split("=", 1)[-1] for p in
+                                               (data_dir / "archive").glob("topic=*")}:
+                    table = store.read(["flywheel.observations"],
+                                       columns=["type", "correlation_id"])
+                    observed = [t for t, c in zip(table["type"].to_pylist(),
+                                                  table["correlation_id"].to_pylist(), strict=True)
+                                if c == "ep-run-1"]
+    finally:
+        run.send_signal(signal.SIGTERM)
+        code = run.wait(timeout=60)
+    output = log.read_text()
+    assert code == 0, output
+    assert observed == ["observation.recorded"]
+    assert "sim device runners" in output and "1 (1 actions, 0 device failures)" in output
