@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, ValidationError
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.settings import load_settings
 
 __all__ = ["DEFAULT_BROKER_PORT", "DEFAULT_MAX_MESSAGE_BYTES", "BusSettings", "load_bus_settings"]
 
@@ -52,11 +54,5 @@ class BusSettings(BaseSettings):
 
 
 def load_bus_settings(**overrides: object) -> BusSettings:
-    """BusSettings from the environment; bad config raises ValueError with one sentence."""
-    try:
-        return BusSettings(**overrides)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ValueError(f"bad bus setting '{field}': {first['msg']}; fix the environment "
-                         f"variable or argument") from None
+    """BusSettings from the environment; a bad value raises SettingsError in one sentence."""
+    return load_settings(BusSettings, "bus", **overrides)

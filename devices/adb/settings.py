@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.settings import load_settings
 
 __all__ = ["DEFAULT_ADB_PORT", "AdbSettings", "load_adb_settings"]
 
@@ -57,11 +59,5 @@ class AdbSettings(BaseSettings):
 
 
 def load_adb_settings(**overrides: object) -> AdbSettings:
-    """AdbSettings from the environment; bad config raises ValueError with one sentence."""
-    try:
-        return AdbSettings(**overrides)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ValueError(f"bad adb setting '{field}': {first['msg']}; fix FLYWHEEL_ADB_"
-                         f"{field.upper()} or the argument") from None
+    """AdbSettings from the environment; a bad value raises SettingsError in one sentence."""
+    return load_settings(AdbSettings, "adb", **overrides)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from devices.sim.world import WORLD_SEED
+from schemas.settings import load_settings as load_sim_settings
 
 __all__ = ["SimSettings", "load_settings"]
 
@@ -26,10 +27,5 @@ class SimSettings(BaseSettings):
 
 
 def load_settings() -> SimSettings:
-    """SimSettings from the environment; a bad value raises ValueError in one sentence naming it."""
-    try:
-        return SimSettings()
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        name = "FLYWHEEL_SIM_" + "_".join(str(part) for part in error["loc"]).upper()
-        raise ValueError(f"Setting {name} is invalid ({error['msg']}); fix or unset it.") from None
+    """SimSettings from the environment; a bad value raises SettingsError naming its variable."""
+    return load_sim_settings(SimSettings, "sim")

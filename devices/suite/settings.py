@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["SuiteConfigError", "SuiteSettings", "load_settings"]
+from schemas.settings import load_settings as load_env_settings
+
+__all__ = ["SuiteSettings", "load_settings"]
 
 
 class SuiteSettings(BaseSettings):
@@ -21,17 +23,6 @@ class SuiteSettings(BaseSettings):
                              description="Seed of the random policy's own generator.")
 
 
-class SuiteConfigError(ValueError):
-    """A FLYWHEEL_SUITE_* variable holds a bad value."""
-
-
 def load_settings() -> SuiteSettings:
-    """Reads SuiteSettings, turning a validation error into one sentence naming the field."""
-    try:
-        return SuiteSettings()
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else "?"
-        raise SuiteConfigError(
-            f"FLYWHEEL_SUITE_{field.upper()} is invalid ({err['msg']}); fix or unset it."
-        ) from None
+    """SuiteSettings from the environment; a bad value raises SettingsError naming its variable."""
+    return load_env_settings(SuiteSettings, "suite")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from schemas.settings import load_settings
 from streams.settings import load_bus_settings
 
 __all__ = [
@@ -64,14 +65,8 @@ class ArchiverSettings(BaseSettings):
 
 
 def load_archiver_settings(**overrides: object) -> ArchiverSettings:
-    """ArchiverSettings from the environment; bad config raises ValueError with one sentence."""
-    try:
-        return ArchiverSettings(**overrides)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ValueError(f"bad archiver setting '{field}' (env FLYWHEEL_ARCHIVER_"
-                         f"{field.upper()}): {first['msg']}; fix it and try again") from None
+    """ArchiverSettings from the environment; a bad value raises SettingsError in one sentence."""
+    return load_settings(ArchiverSettings, "archiver", **overrides)
 
 
 def resolve_archive_dir(explicit: Path | None = None) -> Path:

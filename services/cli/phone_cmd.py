@@ -368,7 +368,8 @@ def phone(
     index: int = typer.Option(0, "--index", min=0, help="Instance number within the split."),
 ) -> None:
     """Play a task by hand: see the goal and the screen, type actions, get the checker's score."""
-    from devices.suite.settings import SuiteConfigError, load_settings
+    from devices.suite.settings import load_settings
+    from schemas.settings import SettingsError
 
     console = Console(highlight=False)
     if split not in ("train", "dev", "test"):
@@ -377,7 +378,7 @@ def phone(
         raise typer.Exit(code=1)
     try:
         task = _pick_task(template, split, index, load_settings().suite_seed)
-    except (CommandError, SuiteConfigError) as error:
+    except (CommandError, SettingsError) as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}")
         raise typer.Exit(code=1) from None
     play(console, task)

@@ -14,7 +14,8 @@ from rich.table import Table
 from devices.suite.evaluate import evaluate
 from devices.suite.plot import plot_report
 from devices.suite.registry import FAMILIES, all_templates, templates_for
-from devices.suite.settings import SuiteConfigError, load_settings
+from devices.suite.settings import load_settings
+from schemas.settings import SettingsError
 
 __all__ = ["register"]
 
@@ -77,7 +78,7 @@ def eval_policy(
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
         settings = load_settings()
-    except SuiteConfigError as exc:
+    except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     report = evaluate(policy.value, split.value, n or settings.n_per_template,

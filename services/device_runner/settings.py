@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.settings import load_settings
 
 __all__ = [
     "DEFAULT_ACTION_TIMEOUT_S",
@@ -80,12 +82,5 @@ class DeviceRunnerSettings(BaseSettings):
 
 
 def load_device_runner_settings(**overrides: object) -> DeviceRunnerSettings:
-    """DeviceRunnerSettings from the environment; bad config raises ValueError with one sentence."""
-    try:
-        return DeviceRunnerSettings(**overrides)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ValueError(f"bad device runner setting '{field}' (env FLYWHEEL_DEVICE_RUNNER_"
-                         f"{field.upper()}): {first['msg']}; fix the variable or the "
-                         f"option") from None
+    """DeviceRunnerSettings from the environment; a bad value raises SettingsError in one sentence."""
+    return load_settings(DeviceRunnerSettings, "device runner", **overrides)

@@ -1,0 +1,38 @@
+"""Loads a pydantic-settings class, turning a bad value into one sentence that names its variable."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from pydantic import ValidationError
+from pydantic_settings import BaseSettings
+
+__all__ = ["SettingsError", "load_settings"]
+
+S = TypeVar("S", bound=BaseSettings)
+
+
+class SettingsError(ValueError):
+    """A setting from the environment (or an override) is invalid; `variable` names it."""
+
+    def __init__(self, message: str, variable: str) -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+def load_settings(cls: type[S], what: str, **overrides: object) -> S:
+    """`cls` from the environment plus `overrides`; a bad value raises SettingsError saying
+    which field and which environment variable, e.g. `bad archiver setting 'flush_interval_s'
+    (env FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S): ...`."""
+    try:
+        return cls(**overrides)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "settings"
+        top = str(first["loc"][0]) if first["loc"] else ""
+        if top in cls.model_fields:
+            variable = f"{cls.model_config.get('env_prefix', '')}{field}".upper()
+        else:  # the location is a validation alias such as KAFKA_BOOTSTRAP_SERVERS
+            variable = top
+        raise SettingsError(f"bad {what} setting '{field}' (env {variable}): {first['msg']}; "
+                            "fix the variable or the option", variable) from None
