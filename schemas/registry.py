@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
 from schemas.envelope import Event
-from schemas.episodes import (
-    ActionRequested, DeviceFailed, EpisodeEnded, EpisodeStarted, ObservationRecorded,
-)
-from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
-from schemas.reviews import ReviewDecided, ReviewRequested
-from schemas.tasks import TaskProposed
-from schemas.training import (
-    CheckpointSaved, DatasetSnapshotted, EvalReported, TrainingFeedbackIssued,
-)
-from schemas.verdicts import FailureTraced, VerdictIssued, upcast_verdict_v1
+from schemas.topics import TOPICS
+from schemas.verdicts import upcast_verdict_v1
 
 __all__ = [
     "EVENT_TYPES", "UPCASTERS", "SchemaError", "UnknownEventType", "FutureSchemaVersion",
@@ -29,14 +21,10 @@ logger = logging.getLogger(__name__)
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
+#: Every event type of the contract: the union of the topics' unions (each type is carried
+#: by exactly one topic, so the topic registry is the one list of models).
 EVENT_TYPES: dict[str, type[Event]] = {
-    model.event_type(): model
-    for model in (
-        TaskProposed, ActionRequested, ObservationRecorded, DeviceFailed, EpisodeStarted,
-        EpisodeEnded, VerdictIssued, FailureTraced, ReviewRequested, ReviewDecided,
-        DatasetSnapshotted, CheckpointSaved, TrainingFeedbackIssued, EvalReported,
-        HarnessProposed, HarnessEvaluated, HarnessPromoted,
-    )
+    name: model for t in TOPICS.values() for name, model in t.models.items()
 }
 
 #: (type, from_version) → function returning the payload at from_version + 1.
@@ -107,7 +95,7 @@ def upcast(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def validate_event(data: Any, allowed: Iterable[str] | None = None) -> Event:
+def validate_event(data: Any, allowed: Collection[str] | None = None) -> Event:
     """Validates a decoded payload into its event model, upcasting older versions first.
 
     `allowed` restricts the types (a topic's union); a type outside it is an error.
@@ -121,7 +109,7 @@ def validate_event(data: Any, allowed: Iterable[str] | None = None) -> Event:
     for field in ("event_id", "occurred_at"):
         if field not in data:  # defaults are for constructing events, never for reading them
             raise InvalidEvent(f"invalid {type_name} event: field '{field}': Field required", field)
-    if allowed is not None and type_name not in set(allowed):
+    if allowed is not None and type_name not in allowed:
         raise TypeNotAllowed(f"event type {type_name!r} is not carried by this topic", "type")
     model = EVENT_TYPES[type_name]
     try:

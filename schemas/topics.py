@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from schemas.envelope import Event
 from schemas.episodes import (
-    ActionRequested, DeviceFailed, EpisodeEnded, EpisodeStarted, ObservationRecorded,
+    ActionRequested,
+    DeviceFailed,
+    EpisodeEnded,
+    EpisodeStarted,
+    ObservationRecorded,
 )
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
 from schemas.reviews import ReviewDecided, ReviewRequested
 from schemas.tasks import TaskProposed
 from schemas.training import (
-    CheckpointSaved, DatasetSnapshotted, EvalReported, TrainingFeedbackIssued,
+    CheckpointSaved,
+    DatasetSnapshotted,
+    EvalReported,
+    TrainingFeedbackIssued,
 )
 from schemas.verdicts import FailureTraced, VerdictIssued
 
@@ -39,9 +47,16 @@ class Topic:
     event_types: tuple[type[Event], ...]
     description: str
 
-    @property
+    # Cached: producers and consumers ask on every record. (cached_property writes the
+    # instance __dict__ directly, so it works on a frozen dataclass.)
+    @cached_property
+    def models(self) -> dict[str, type[Event]]:
+        """The model of each event type this topic carries, by type name."""
+        return {model.event_type(): model for model in self.event_types}
+
+    @cached_property
     def type_names(self) -> frozenset[str]:
-        return frozenset(model.event_type() for model in self.event_types)
+        return frozenset(self.models)
 
     @property
     def dlq(self) -> str:

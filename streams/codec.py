@@ -27,7 +27,6 @@ __all__ = [
     "field_path",
     "header_value",
     "headers_for",
-    "models_of",
     "validate",
 ]
 
@@ -37,13 +36,8 @@ logger = logging.getLogger(__name__)
 HEADER_TYPE = "type"
 HEADER_SCHEMA_VERSION = "schema_version"
 HEADER_EVENT_ID = "event_id"
-#: Topics whose type -> model map is cached (by identity); far more than a process uses, small
-#: enough that tests creating a fresh topic each cannot grow it without bound.
-TOPIC_CACHE_SIZE = 256
 #: Envelope fields with construction defaults that a reader must find in the payload itself.
 REQUIRED_ON_READ = frozenset({"event_id", "occurred_at"})
-
-_models_by_topic: dict[int, tuple[Topic, dict[str, type[Event]]]] = {}
 
 
 class DecodeError(SchemaError):
@@ -150,18 +144,6 @@ def validate(data: Any, topic: Topic) -> Event:
         raise
 
 
-def models_of(topic: Topic) -> dict[str, type[Event]]:
-    """The registered model of each event type `topic` carries (cached per topic object)."""
-    entry = _models_by_topic.get(id(topic))
-    if entry is None or entry[0] is not topic:  # the topic held in the entry keeps its id unique
-        if len(_models_by_topic) >= TOPIC_CACHE_SIZE:
-            _models_by_topic.clear()
-        entry = (topic, {name: EVENT_TYPES[name] for name in topic.type_names
-                         if name in EVENT_TYPES})
-        _models_by_topic[id(topic)] = entry
-    return entry[1]
-
-
 def decode_current(value: bytes, topic: Topic, headers: Any) -> Event | None:
     """The event when the headers name a current-version type of `topic` and the bytes are
     exactly such an event, else None (the full path then decides, and words the error).
@@ -181,7 +163,7 @@ def decode_current(value: bytes, topic: Topic, headers: Any) -> Event | None:
             version = raw
     if not isinstance(type_name, bytes) or not isinstance(version, bytes):
         return None
-    model = models_of(topic).get(type_name.decode("utf-8", "replace"))
+    model = topic.models.get(type_name.decode("utf-8", "replace"))
     if model is None or version != b"%d" % model.current_version:
         return None
     try:

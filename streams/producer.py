@@ -15,7 +15,7 @@ from pydantic_core import PydanticSerializationError
 from schemas.envelope import Event, is_validated
 from schemas.registry import InvalidEvent, TypeNotAllowed
 from schemas.topics import Topic
-from streams.codec import OversizeMessage, encode, headers_for, models_of, validate
+from streams.codec import OversizeMessage, encode, headers_for, validate
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["PRODUCER_DEFAULTS", "TypedProducer"]
@@ -64,7 +64,7 @@ class TypedProducer:
 
     def send(self, topic: Topic, event: Event) -> FutureRecordMetadata:
         """Validates `event` for `topic` and sends it; the future resolves when acked."""
-        if event.type not in models_of(topic):
+        if event.type not in topic.models:
             raise TypeNotAllowed(f"event type {event.type!r} is not carried by topic "
                                  f"{topic.name!r} (it carries {', '.join(sorted(topic.type_names))})",
                                  "type")
