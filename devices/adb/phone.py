@@ -1,9 +1,10 @@
 """AdbPhone: the Device protocol on a real Android phone or emulator, through the adb call module.
 
 GUI actions become `input` taps, swipes, text and key events; open_app launches the app's
-package; tool calls go through devices.adb.tools; planner actions run harness-side
-(devices.adb.planner). Observations are a `uiautomator dump` (pulled over sync, or read from
-/dev/tty with the trailer stripped) plus a `screencap` PNG kept in the blob store.
+package; tool calls go through devices.adb.tools; planner actions run harness-side on
+devices.adb.planner.HarnessState through devices.sim.planner, as on SimPhone. Observations
+are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the trailer stripped)
+plus a `screencap` PNG kept in the blob store.
 
 Snapshots are a dump of the Flywheel provider tables and the sandbox's settings, plus the
 harness state; restore deletes and re-inserts. A real device cannot be forked
@@ -21,7 +22,7 @@ from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
-from devices.adb.planner import HarnessState, Planner
+from devices.adb.planner import HarnessState, logged_tool_runner
 from devices.adb.provider import (
     LAUNCHER_PACKAGE,
     PACKAGE_PREFIX,
@@ -38,6 +39,7 @@ from devices.adb.uixml import parse_hierarchy, strip_dump_trailer
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim.gui import resolve_app
+from devices.sim.planner import run_planner_action
 from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry, copy_json
 from schemas.actions import (
     Click,
@@ -121,7 +123,6 @@ class AdbPhone:
         self._sleep = sleep
         self.tool_runner = AdbTools(self.adb)
         self.harness = HarnessState()
-        self.planner = Planner(self.harness, self.tool_runner.call)
         self.step = 0
         self.clock_ms = 0
         self.max_steps = 30
@@ -177,7 +178,6 @@ class AdbPhone:
         answers = user.get("answers", {}) if isinstance(user, dict) else {}
         self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
                                     user_answers={str(k): str(v) for k, v in answers.items()})
-        self.planner = Planner(self.harness, self.tool_runner.call)
         self.step = 0
         self.clock_ms = task.start_clock_ms
         self.max_steps = task.max_steps
@@ -240,7 +240,6 @@ class AdbPhone:
         self._batch(commands)
         self._write_settings(snapshot.settings)
         self.harness = snapshot.harness.copy()
-        self.planner = Planner(self.harness, self.tool_runner.call)
         self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
 
     def fork(self) -> AdbPhone:
@@ -383,7 +382,9 @@ class AdbPhone:
                 if self.settings.wait_scale:
                     self._sleep(action.seconds * self.settings.wait_scale)
             else:
-                return self.planner.handle(self.step, action)
+                self.harness.step = self.step
+                call_tool = logged_tool_runner(self.harness, self.tool_runner.call)
+                return run_planner_action(self.harness, action, call_tool)[0]
         except (_BadTarget, ValueError) as error:
             self.harness.log.append(_gui_entry(self.step, action, ok=False))
             return ToolResult(name=name, ok=False,

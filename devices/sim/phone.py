@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +17,12 @@ from devices.sim.faults import (
     FaultInjector,
 )
 from devices.sim.gui import APP_LABELS, Gui, GuiError, resolve_app
+from devices.sim.planner import PLANNER_ACTIONS, run_planner_action, tool_error, tool_ok
 from devices.sim.settings import SimSettings, load_settings
-from devices.sim.skills import SKILLS, prepare_arguments, render_arguments
 from devices.sim.state import LogEntry, SimSnapshot, SimState
-from devices.sim.subagents import PLAN_SCHEMA, SUBAGENTS
-from devices.sim.tools import REGISTRY, BadArguments, ToolFailure, ToolSpec, compile_validator
+from devices.sim.tools import REGISTRY, ToolFailure, ToolSpec
 from devices.sim.world import default_world
-from schemas.observations import Observation, ToolError, ToolResult
+from schemas.observations import Observation, ToolResult
 
 __all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone"]
 
@@ -36,8 +34,6 @@ DEFAULT_TASK = TaskInstance(task_id="sim-default", template="default", family="t
 # Actions after which no fault is drawn: they touch neither an app nor a tool backend.
 _NO_FAULT = frozenset({"wait", "answer", "status", "navigate_home", "memory_read", "memory_write",
                        "ask_user", "finish", "use_skill", "delegate"})
-_DONT_KNOW = "I don't know."
-_PLAN_CHECK = compile_validator(PLAN_SCHEMA)
 _BASES: dict[int, SimSnapshot] = {}  # world seed → loaded default world (shared copy-on-write)
 _FORKS = itertools.count(1)
 
@@ -59,23 +55,6 @@ def _base(world_seed: int) -> SimSnapshot:
     return _BASES[world_seed]
 
 
-def _error(name: str, code: str, message: str, retryable: bool = False) -> ToolResult:
-    return ToolResult.model_construct(
-        name=name, ok=False, value=None,
-        error=ToolError.model_construct(code=code, message=message, retryable=retryable))
-
-
-def _ok(name: str, value: Any) -> ToolResult:
-    return ToolResult.model_construct(name=name, ok=True, value=value, error=None)
-
-
-def _result_dict(result: ToolResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": result.name, "ok": result.ok, "value": result.value}
-    if result.error is not None:
-        out["error"] = {"code": result.error.code, "message": result.error.message}
-    return out
-
-
 class SimPhone:
     """A seeded phone sandbox: ten apps, typed tools, UI trees, a step clock and injectable faults."""
 
@@ -95,10 +74,7 @@ class SimPhone:
         self.state = SimState()
         self.gui = Gui(self.state)
         self._dispatch = {
-            "tool_call": self._tool_call, "memory_read": self._memory_read,
-            "memory_write": self._memory_write, "use_skill": self._use_skill,
-            "delegate": self._delegate, "ask_user": self._ask_user, "answer": self._answer,
-            "finish": self._finish, "status": self._status, "wait": self._wait,
+            **dict.fromkeys(PLANNER_ACTIONS, self._planner), "wait": self._wait,
             "click": self._click, "long_press": self._long_press, "input_text": self._input_text,
             "keyboard_enter": self._keyboard_enter, "scroll": self._scroll, "swipe": self._swipe,
             "navigate_back": self._navigate_back, "navigate_home": self._navigate_home,
@@ -131,7 +107,7 @@ class SimPhone:
         state = self.state
         if state.done:
             return self._observation(
-                _error(action.action_type, "conflict", "The episode has ended; reset the phone to start another."),
+                tool_error(action.action_type, "conflict", "The episode has ended; reset the phone to start another."),
                 None)
         state.step += 1
         state.clock_ms += self.settings.step_ms
@@ -180,16 +156,16 @@ class SimPhone:
         arguments = arguments or {}
         registered = REGISTRY.get(name)
         if registered is None:
-            result = _error(name, "unknown_tool",
+            result = tool_error(name, "unknown_tool",
                             f"There is no tool '{name}'; see the tool list for valid names.")
         else:
             try:
-                result = _ok(name, registered.handler(self.state, registered.check(arguments)))
+                result = tool_ok(name, registered.handler(self.state, registered.check(arguments)))
             except ToolFailure as exc:
-                result = _error(name, exc.code, exc.message)
+                result = tool_error(name, exc.code, exc.message)
             except (KeyError, TypeError, ValueError) as exc:
                 logger.warning("tool %s failed on inconsistent data: %r", name, exc)
-                result = _error(name, "conflict", f"Tool '{name}' met inconsistent data ({exc}).")
+                result = tool_error(name, "conflict", f"Tool '{name}' met inconsistent data ({exc}).")
         self.state.append_log(LogEntry(self.state.step, "tool_call", name, arguments, result.ok,
                                        agent, parent))
         return result
@@ -233,139 +209,25 @@ class SimPhone:
         if fault == "tool_timeout":
             state.clock_ms += TOOL_TIMEOUT_MS
             state.append_log(LogEntry(state.step, "tool_call", name, dict(action.arguments), False))
-            return self._observation(_error(name, "timeout", f"Tool '{name}' timed out; try again.", True),
+            return self._observation(tool_error(name, "timeout", f"Tool '{name}' timed out; try again.", True),
                                      None)
         if fault == "transient_error":
             state.append_log(LogEntry(state.step, "tool_call", name, dict(action.arguments), False))
             return self._observation(
-                _error(name, "transient", f"Tool '{name}' hit a temporary error; try again.", True), None)
+                tool_error(name, "transient", f"Tool '{name}' hit a temporary error; try again.", True), None)
         if fault == "app_crash" and self.gui.foreground != "home" and action.action_type != "open_app":
             label = APP_LABELS[self.gui.foreground]
             self.gui.go_home()
             state.ui["dialog"] = None
             state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), False))
             return self._observation(
-                _error(action.action_type, "app_crashed", f"{label} has stopped; open it again.", True),
+                tool_error(action.action_type, "app_crashed", f"{label} has stopped; open it again.", True),
                 f"{label} has stopped.")
         return None
 
-    # ---- planner actions -------------------------------------------------------------------
-    def _tool_call(self, action: Any) -> tuple[ToolResult, str | None]:
-        return self.call_tool(action.name, action.arguments), None
-
-    def _memory_read(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        if action.key is not None:
-            args = {"key": action.key}
-            value = state.memory_get(action.key)
-            if value is None:
-                result = _error("memory_read", "not_found", f"Memory has no key '{action.key}'.")
-            else:
-                result = _ok("memory_read", {"key": action.key, "value": value})
-        else:
-            args = {"query": action.query}
-            q = action.query.lower()
-            hits = {k: v for k, v in state.memory_items()
-                    if q in k.lower() or q in (v if isinstance(v, str) else json.dumps(v)).lower()}
-            result = _ok("memory_read", hits)
-        state.append_log(LogEntry(state.step, "memory_read", "memory_read", args, result.ok))
-        return result, None
-
-    def _memory_write(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        previous = state.memory_get(action.key)
-        state.memory_set(action.key, action.value)
-        state.append_log(LogEntry(state.step, "memory_write", "memory_write",
-                                  {"key": action.key, "value": action.value}, True))
-        return _ok("memory_write", {"key": action.key, "previous": previous}), None
-
-    def _use_skill(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        skill = SKILLS.get(action.skill)
-        slot = state.append_log(LogEntry(state.step, "skill", action.skill, dict(action.arguments), False))
-        if skill is None:
-            return _error("use_skill", "not_found",
-                          f"There is no skill '{action.skill}'; use one of {', '.join(SKILLS)}."), None
-        try:
-            args = prepare_arguments(skill, dict(action.arguments))
-        except BadArguments as exc:
-            return _error("use_skill", "bad_arguments", exc.message), None
-        steps = []
-        failed: ToolResult | None = None
-        for step in skill.steps:
-            if step.when is not None and not args.get(step.when):
-                continue
-            result = self.call_tool(step.tool, render_arguments(step, args), parent=skill.name)
-            steps.append(_result_dict(result))
-            if not result.ok:
-                failed = result
-                break
-        state.replace_log(slot, LogEntry(state.step, "skill", skill.name, dict(action.arguments),
-                                         failed is None))
-        value = {"skill": skill.name, "steps": steps}
-        if failed is not None:
-            return ToolResult.model_construct(name="use_skill", ok=False, value=value, error=failed.error), None
-        return _ok("use_skill", value), None
-
-    def _delegate(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        logged = {"instruction": action.instruction, "arguments": dict(action.arguments)}
-        slot = state.append_log(LogEntry(state.step, "delegate", action.agent, logged, False))
-        agent = SUBAGENTS.get(action.agent)
-        if agent is None:
-            return _error("delegate", "not_found",
-                          f"There is no sub-agent '{action.agent}'; use one of {', '.join(SUBAGENTS)}."), None
-        try:
-            plan = _PLAN_CHECK(dict(action.arguments))
-        except BadArguments as exc:
-            return _error("delegate", "bad_arguments", exc.message), None
-        results = []
-        first_error: ToolError | None = None
-        for call in plan["tool_calls"]:
-            name, arguments = call["name"], call.get("arguments", {})
-            if not agent.may_call(name):
-                result = _error(name, "permission_denied",
-                                f"Sub-agent '{agent.name}' may not use '{name}'; it may use "
-                                f"{', '.join(sorted(agent.apps))} only.")
-                state.append_log(LogEntry(state.step, "tool_call", name, arguments, False, agent.name, agent.name))
-            else:
-                result = self.call_tool(name, arguments, agent=agent.name, parent=agent.name)
-            results.append(_result_dict(result))
-            if not result.ok and first_error is None:
-                first_error = result.error
-        ok = first_error is None
-        state.replace_log(slot, LogEntry(state.step, "delegate", agent.name, logged, ok))
-        value = {"agent": agent.name, "instruction": action.instruction, "results": results}
-        return ToolResult.model_construct(name="delegate", ok=ok, value=value, error=first_error), None
-
-    def _ask_user(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        question = action.question.lower()
-        reply = next((r for k, r in state.user_answers.items() if k.lower() in question), _DONT_KNOW)
-        state.append_log(LogEntry(state.step, "ask_user", "ask_user", {"question": action.question},
-                                  reply != _DONT_KNOW))
-        return _ok("ask_user", reply), reply
-
-    def _answer(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        state.answer = action.text
-        state.append_log(LogEntry(state.step, "answer", "answer", {"text": action.text}, True))
-        return _ok("answer", action.text), None
-
-    def _finish(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        if action.answer is not None:
-            state.answer = action.answer if isinstance(action.answer, str) else json.dumps(action.answer)
-        state.done = True
-        state.append_log(LogEntry(state.step, "answer", "finish", {"answer": action.answer}, True))
-        return _ok("finish", state.answer), None
-
-    def _status(self, action: Any) -> tuple[ToolResult, str | None]:
-        state = self.state
-        state.goal_status = action.goal_status
-        state.done = True
-        state.append_log(LogEntry(state.step, "gui", "status", {"goal_status": action.goal_status}, True))
-        return _ok("status", action.goal_status), None
+    # ---- planner actions (shared with AdbPhone: devices.planner) ----------------------------
+    def _planner(self, action: Any) -> tuple[ToolResult, str | None]:
+        return run_planner_action(self.state, action, self.call_tool)
 
     # ---- GUI actions -----------------------------------------------------------------------
     def _gui(self, action: Any, run: Any) -> tuple[ToolResult | None, str | None]:
@@ -374,7 +236,7 @@ class SimPhone:
             message = run()
         except GuiError as exc:
             state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), False))
-            return _error(action.action_type, "bad_arguments", str(exc)), str(exc)
+            return tool_error(action.action_type, "bad_arguments", str(exc)), str(exc)
         state.append_log(LogEntry(state.step, "gui", action.action_type, _gui_args(action), True))
         return None, message
 
