@@ -12,7 +12,7 @@ from schemas.envelope import Frozen
 from schemas.observations import Observation
 from schemas.tasks import Family, Split
 
-__all__ = ["TaskInstance", "Device", "DeviceError", "DeviceLost"]
+__all__ = ["Device", "DeviceError", "DeviceLost", "TaskInstance"]
 
 logger = logging.getLogger(__name__)
 

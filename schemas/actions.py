@@ -15,10 +15,30 @@ from pydantic import Field, JsonValue, TypeAdapter, model_validator
 from schemas.envelope import Frozen
 
 __all__ = [
-    "Action", "ACTION_ADAPTER", "GUI_ACTION_TYPES", "PLANNER_ACTION_TYPES",
-    "Click", "LongPress", "InputText", "KeyboardEnter", "Scroll", "Swipe", "NavigateHome",
-    "NavigateBack", "OpenApp", "Wait", "Answer", "Status", "ToolCall", "MemoryRead",
-    "MemoryWrite", "UseSkill", "Delegate", "AskUser", "Finish", "parse_action",
+    "ACTION_ADAPTER",
+    "GUI_ACTION_TYPES",
+    "PLANNER_ACTION_TYPES",
+    "Action",
+    "Answer",
+    "AskUser",
+    "Click",
+    "Delegate",
+    "Finish",
+    "InputText",
+    "KeyboardEnter",
+    "LongPress",
+    "MemoryRead",
+    "MemoryWrite",
+    "NavigateBack",
+    "NavigateHome",
+    "OpenApp",
+    "Scroll",
+    "Status",
+    "Swipe",
+    "ToolCall",
+    "UseSkill",
+    "Wait",
+    "parse_action",
 ]
 
 Direction = Literal["up", "down", "left", "right"]

@@ -11,8 +11,13 @@ from schemas.envelope import Event, Frozen
 from schemas.observations import Observation
 
 __all__ = [
-    "TokenUsage", "Step", "ActionRequested", "ObservationRecorded", "DeviceFailed",
-    "EpisodeStarted", "EpisodeEnded",
+    "ActionRequested",
+    "DeviceFailed",
+    "EpisodeEnded",
+    "EpisodeStarted",
+    "ObservationRecorded",
+    "Step",
+    "TokenUsage",
 ]
 
 

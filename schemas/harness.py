@@ -8,7 +8,7 @@ from pydantic import Field, JsonValue
 
 from schemas.envelope import Event, Frozen
 
-__all__ = ["HarnessChange", "HarnessProposed", "HarnessEvaluated", "HarnessPromoted"]
+__all__ = ["HarnessChange", "HarnessEvaluated", "HarnessPromoted", "HarnessProposed"]
 
 
 class HarnessChange(Frozen):

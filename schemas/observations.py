@@ -8,7 +8,7 @@ from pydantic import Field, JsonValue
 
 from schemas.envelope import Frozen
 
-__all__ = ["BlobRef", "Bounds", "UIElement", "ToolError", "ToolResult", "Observation"]
+__all__ = ["BlobRef", "Bounds", "Observation", "ToolError", "ToolResult", "UIElement"]
 
 
 class BlobRef(Frozen):

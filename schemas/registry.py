@@ -13,8 +13,16 @@ from schemas.topics import TOPICS
 from schemas.verdicts import upcast_verdict_v1
 
 __all__ = [
-    "EVENT_TYPES", "UPCASTERS", "SchemaError", "UnknownEventType", "FutureSchemaVersion",
-    "InvalidEvent", "TypeNotAllowed", "upcast", "validate_event", "describe_validation_error",
+    "EVENT_TYPES",
+    "UPCASTERS",
+    "FutureSchemaVersion",
+    "InvalidEvent",
+    "SchemaError",
+    "TypeNotAllowed",
+    "UnknownEventType",
+    "describe_validation_error",
+    "upcast",
+    "validate_event",
 ]
 
 logger = logging.getLogger(__name__)

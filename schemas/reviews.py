@@ -8,7 +8,7 @@ from pydantic import Field
 
 from schemas.envelope import Event
 
-__all__ = ["ReviewRequested", "ReviewDecided"]
+__all__ = ["ReviewDecided", "ReviewRequested"]
 
 
 class ReviewRequested(Event):

@@ -26,7 +26,7 @@ from schemas.training import (
 )
 from schemas.verdicts import FailureTraced, VerdictIssued
 
-__all__ = ["Topic", "TOPICS", "topic", "DLQ_SUFFIX", "dlq_name"]
+__all__ = ["DLQ_SUFFIX", "TOPICS", "Topic", "dlq_name", "topic"]
 
 #: Dead letters of topic T go to T + this suffix.
 DLQ_SUFFIX = ".dlq"

@@ -10,8 +10,12 @@ from schemas.envelope import Event, Frozen
 from schemas.observations import BlobRef
 
 __all__ = [
-    "OffsetRange", "DatasetSnapshotted", "CheckpointSaved", "TrainingFeedbackIssued",
-    "FamilyScores", "EvalReported",
+    "CheckpointSaved",
+    "DatasetSnapshotted",
+    "EvalReported",
+    "FamilyScores",
+    "OffsetRange",
+    "TrainingFeedbackIssued",
 ]
 
 

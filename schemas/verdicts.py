@@ -8,7 +8,7 @@ from pydantic import Field, JsonValue
 
 from schemas.envelope import Event
 
-__all__ = ["CheckerKind", "VerdictIssued", "FailureTraced", "upcast_verdict_v1"]
+__all__ = ["CheckerKind", "FailureTraced", "VerdictIssued", "upcast_verdict_v1"]
 
 CheckerKind = Literal["tool_call", "final_state", "state_and_answer", "skill", "collaboration"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -18,7 +19,9 @@ console = Console()
 
 
 @schemas_app.command("export")
-def export(directory: Path = typer.Argument(..., help="Folder to write the JSON Schemas into.")) -> None:
+def export(
+    directory: Annotated[Path, typer.Argument(help="Folder to write the JSON Schemas into.")],
+) -> None:
     """Write one JSON Schema file per event type."""
     paths = export_json_schemas(directory)
     console.print(f"wrote {len(paths)} JSON Schemas to {directory}")

@@ -7,12 +7,11 @@ import typing
 from datetime import UTC, datetime
 from typing import Any, Literal, Union
 
-import annotated_types
 import hypothesis.strategies as st
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-__all__ = ["model_strategy", "json_values"]
+__all__ = ["json_values", "model_strategy"]
 
 # JSON leaves that survive a JSON round trip unchanged (no NaN/inf, bounded floats).
 _json_leaves = (

@@ -9,7 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas.registry import (
-    EVENT_TYPES, FutureSchemaVersion, InvalidEvent, TypeNotAllowed, UnknownEventType,
+    EVENT_TYPES,
+    FutureSchemaVersion,
+    InvalidEvent,
+    TypeNotAllowed,
+    UnknownEventType,
     validate_event,
 )
 from schemas.topics import TOPICS
