@@ -60,7 +60,6 @@ class ArchiverStats:
     flushes: int = 0
     files: int = 0
     last_flush_at: float | None = None  # time.monotonic() of the last flush
-    buffered: int = 0
 
     @property
     def archived_total(self) -> int:
@@ -126,7 +125,6 @@ class Archiver:
                 self._buffered_rows += len(fresh)
             self.stats.polled += len(records)
             self.stats.duplicates += len(records) - len(fresh)
-            self.stats.buffered = self._buffered_rows
         return len(records)
 
     def flush(self) -> int:
@@ -144,7 +142,6 @@ class Archiver:
         self._buffer = []
         self._buffered_rows = 0
         self._buffer_ids = set()
-        self.stats.buffered = 0
         self._last_flush = self.clock()
         self.stats.last_flush_at = self._last_flush
         return rows
