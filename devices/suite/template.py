@@ -34,7 +34,7 @@ class PoolError(ValueError):
 
 
 class Template(ABC):
-    """One parameterised task. Subclasses set the class attributes and the four methods.
+    """One parameterised task. Subclasses set the class attributes and the methods below.
 
     `pools` maps a parameter name to the pool its value is drawn from; `list_pools` does the
     same for list-valued parameters (each element from the pool). `generate` checks every
@@ -51,10 +51,14 @@ class Template(ABC):
     test_only: ClassVar[bool] = False
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
 
-    # ---- the four methods a template writes -------------------------------------------
-    @abstractmethod
+    # ---- the methods a template writes ------------------------------------------------
     def generate_params(self, rng: random.Random, split: Split) -> dict[str, Any]:
-        """Draws the instance's parameters; pooled values come from `pool.pick(rng, split)`."""
+        """Draws the instance's parameters; pooled values come from `pool.pick(rng, split)`.
+
+        By default one value from each of `pools`, in order; a template with derived or
+        unpooled parameters overrides this.
+        """
+        return {key: pool.pick(rng, split) for key, pool in self.pools.items()}
 
     @abstractmethod
     def initial_state(self, params: dict[str, Any], rng: random.Random) -> dict[str, Any]:

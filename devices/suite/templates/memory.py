@@ -63,8 +63,6 @@ class RecallLockerCode(Template):
     parameters = params_schema(code=S)
     pools = MappingProxyType({"code": CODES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"code": CODES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"gym_locker_code": p["code"], "favorite_color": "teal"}}
@@ -195,8 +193,6 @@ class RecallWakeTime(Template):
     parameters = params_schema(time=S)
     pools = MappingProxyType({"time": TIMES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"time": TIMES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"weekday_wake_time": p["time"]}}
@@ -249,8 +245,6 @@ class RecallBirthday(Template):
     pools = MappingProxyType({"person": PEOPLE, "date": TASK_DATES})
     test_only = True
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"person": PEOPLE.pick(rng, split), "date": TASK_DATES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         first = p["person"].split()[0].lower()
@@ -281,9 +275,6 @@ class RecallAccountantEmail(Template):
     pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES})
     test_only = True
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"person": PEOPLE.pick(rng, split), "subject": EMAIL_SUBJECTS.pick(rng, split),
-                "phrase": PHRASES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"accountant_email": email_of(p["person"], "tax.test")}}
@@ -341,8 +332,6 @@ class RecallHomeAddressOrder(Template):
     parameters = params_schema(street=S, product=S)
     pools = MappingProxyType({"street": STREETS, "product": PRODUCTS})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"street": STREETS.pick(rng, split), "product": PRODUCTS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"home_address": p["street"], "work_address": "1 Office Plaza"},

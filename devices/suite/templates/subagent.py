@@ -232,8 +232,6 @@ class QuietEvening(Template):
     parameters = params_schema(time=S, label=S)
     pools = MappingProxyType({"time": TIMES, "label": NOTE_TOPICS})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"time": TIMES.pick(rng, split), "label": NOTE_TOPICS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"settings": {"do_not_disturb": False}}
@@ -332,8 +330,6 @@ class EmailCodeToNote(Template):
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "code": CODES})
     test_only = True
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"subject": EMAIL_SUBJECTS.pick(rng, split), "code": CODES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": "noreply@service.test",

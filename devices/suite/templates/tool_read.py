@@ -76,8 +76,6 @@ class SearchContactsByCompany(Template):
     parameters = params_schema(company=S)
     pools = MappingProxyType({"company": COMPANIES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"company": COMPANIES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
@@ -98,9 +96,6 @@ class EventLocation(Template):
     parameters = params_schema(title=S, date=S, place=S)
     pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"title": EVENT_TITLES.pick(rng, split), "date": TASK_DATES.pick(rng, split),
-                "place": PLACES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -162,8 +157,6 @@ class NoteSearch(Template):
     pools = MappingProxyType({"topic": NOTE_TOPICS})
     test_only = True
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"topic": NOTE_TOPICS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "nt_task1", "title": p["topic"], "body": "draft", "folder": "Personal",
@@ -186,8 +179,6 @@ class FreeSlot(Template):
     parameters = params_schema(minutes=I, date=S)
     pools = MappingProxyType({"minutes": MINUTES, "date": TASK_DATES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": MINUTES.pick(rng, split), "date": TASK_DATES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
@@ -210,8 +201,6 @@ class EmailSender(Template):
     parameters = params_schema(subject=S, person=S)
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "person": PEOPLE})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"subject": EMAIL_SUBJECTS.pick(rng, split), "person": PEOPLE.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": email_of(p["person"], "mail.test"),

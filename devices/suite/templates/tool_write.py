@@ -175,9 +175,6 @@ class CreateNote(Template):
     parameters = params_schema(topic=S, folder=S, phrase=S)
     pools = MappingProxyType({"topic": NOTE_TOPICS, "folder": FOLDERS, "phrase": PHRASES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"topic": NOTE_TOPICS.pick(rng, split), "folder": FOLDERS.pick(rng, split),
-                "phrase": PHRASES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
@@ -225,8 +222,6 @@ class DeleteAlarm(Template):
     parameters = params_schema(label=S, time=S)
     pools = MappingProxyType({"label": ALARM_LABELS, "time": TIMES})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"label": ALARM_LABELS.pick(rng, split), "time": TIMES.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "al_task1", "time": p["time"], "label": p["label"], "enabled": True,
@@ -253,8 +248,6 @@ class StartTimer(Template):
     parameters = params_schema(minutes=I, label=S)
     pools = MappingProxyType({"minutes": MINUTES, "label": ALARM_LABELS})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": MINUTES.pick(rng, split), "label": ALARM_LABELS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
@@ -325,8 +318,6 @@ class SavePlace(Template):
     parameters = params_schema(place=S, list=S)
     pools = MappingProxyType({"place": PLACES, "list": FOLDERS})
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"place": PLACES.pick(rng, split), "list": FOLDERS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"maps": {"places": [place_row(p["place"])]}}
@@ -399,8 +390,6 @@ class ArchiveEmail(Template):
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS})
     test_only = True
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"subject": EMAIL_SUBJECTS.pick(rng, split)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": "office@corp.test",
