@@ -63,7 +63,6 @@ class RecallLockerCode(Template):
     parameters = params_schema(code=S)
     pools = MappingProxyType({"code": CODES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"gym_locker_code": p["code"], "favorite_color": "teal"}}
 
@@ -193,7 +192,6 @@ class RecallWakeTime(Template):
     parameters = params_schema(time=S)
     pools = MappingProxyType({"time": TIMES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"weekday_wake_time": p["time"]}}
 
@@ -245,7 +243,6 @@ class RecallBirthday(Template):
     pools = MappingProxyType({"person": PEOPLE, "date": TASK_DATES})
     test_only = True
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         first = p["person"].split()[0].lower()
         return {"memory": {f"birthday_{first}": p["date"], "birthday_mum": "2026-04-02"}}
@@ -274,7 +271,6 @@ class RecallAccountantEmail(Template):
     parameters = params_schema(person=S, subject=S, phrase=S)
     pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS, "phrase": PHRASES})
     test_only = True
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"accountant_email": email_of(p["person"], "tax.test")}}
@@ -331,7 +327,6 @@ class RecallHomeAddressOrder(Template):
     goal_template = "Check out my cart and ship it to my home address."
     parameters = params_schema(street=S, product=S)
     pools = MappingProxyType({"street": STREETS, "product": PRODUCTS})
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"home_address": p["street"], "work_address": "1 Office Plaza"},

@@ -232,7 +232,6 @@ class QuietEvening(Template):
     parameters = params_schema(time=S, label=S)
     pools = MappingProxyType({"time": TIMES, "label": NOTE_TOPICS})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"settings": {"do_not_disturb": False}}
 
@@ -329,7 +328,6 @@ class EmailCodeToNote(Template):
     parameters = params_schema(subject=S, code=S)
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "code": CODES})
     test_only = True
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": "noreply@service.test",

@@ -76,7 +76,6 @@ class SearchContactsByCompany(Template):
     parameters = params_schema(company=S)
     pools = MappingProxyType({"company": COMPANIES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
 
@@ -95,7 +94,6 @@ class EventLocation(Template):
     goal_template = "Where is my '{title}' on {date}?"
     parameters = params_schema(title=S, date=S, place=S)
     pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "place": PLACES})
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -157,7 +155,6 @@ class NoteSearch(Template):
     pools = MappingProxyType({"topic": NOTE_TOPICS})
     test_only = True
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "nt_task1", "title": p["topic"], "body": "draft", "folder": "Personal",
                "pinned": False}
@@ -179,7 +176,6 @@ class FreeSlot(Template):
     parameters = params_schema(minutes=I, date=S)
     pools = MappingProxyType({"minutes": MINUTES, "date": TASK_DATES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
 
@@ -200,7 +196,6 @@ class EmailSender(Template):
     goal_template = "Who sent me the email with the subject '{subject}'? Give me their address."
     parameters = params_schema(subject=S, person=S)
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "person": PEOPLE})
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": email_of(p["person"], "mail.test"),

@@ -175,7 +175,6 @@ class CreateNote(Template):
     parameters = params_schema(topic=S, folder=S, phrase=S)
     pools = MappingProxyType({"topic": NOTE_TOPICS, "folder": FOLDERS, "phrase": PHRASES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
 
@@ -222,7 +221,6 @@ class DeleteAlarm(Template):
     parameters = params_schema(label=S, time=S)
     pools = MappingProxyType({"label": ALARM_LABELS, "time": TIMES})
 
-
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "al_task1", "time": p["time"], "label": p["label"], "enabled": True,
                "days": []}
@@ -247,7 +245,6 @@ class StartTimer(Template):
     goal_template = "Start a {minutes}-minute timer called '{label}'."
     parameters = params_schema(minutes=I, label=S)
     pools = MappingProxyType({"minutes": MINUTES, "label": ALARM_LABELS})
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
@@ -317,7 +314,6 @@ class SavePlace(Template):
     goal_template = "Save {place} to my '{list}' list in maps."
     parameters = params_schema(place=S, list=S)
     pools = MappingProxyType({"place": PLACES, "list": FOLDERS})
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"maps": {"places": [place_row(p["place"])]}}
@@ -389,7 +385,6 @@ class ArchiveEmail(Template):
     parameters = params_schema(subject=S)
     pools = MappingProxyType({"subject": EMAIL_SUBJECTS})
     test_only = True
-
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         row = {"id": "em_task1", "folder": "inbox", "sender": "office@corp.test",
