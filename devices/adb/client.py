@@ -3,7 +3,14 @@
 Every adb call of the runner goes through `AdbCall`. Failures are sorted into three kinds:
 the device is gone (not found, offline, unauthorised, server unreachable) → retried, then
 `DeviceLost`; the call timed out → retried when the call is idempotent, else the device is
-health-checked; anything else the device reported → `DeviceError`.
+health-checked and `CallTimedOut`; anything else the device reported → `DeviceError`. A shell
+command that ran and exited non-zero is a `CommandFailed` raised by the caller (`check`).
+
+adbutils is used through `NoSpawnClient`, which keeps its wire protocol but drops three habits
+that matter here: it never runs `adb start-server` (adbutils does on every failed connect, on
+the default port, whatever port was configured), it closes a finished connection at once
+instead of sleeping 10 ms after a half-close, and it asks the server's version once per
+client instead of once per shell call.
 """
 
 from __future__ import annotations
@@ -16,12 +23,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import adbutils
+from adbutils._adb import AdbConnection
 from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 
 from devices.adb.settings import AdbSettings
 from devices.protocol import DeviceError, DeviceLost
 
-__all__ = ["PNG_SIGNATURE", "AdbCall", "ShellOutput"]
+__all__ = ["PNG_SIGNATURE", "AdbCall", "CallTimedOut", "CommandFailed", "NoSpawnClient",
+           "ShellOutput"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +65,59 @@ class ShellOutput:
         return self.stderr.decode("utf-8", errors="replace")
 
 
+class CommandFailed(DeviceError):
+    """A shell command ran on the device and exited non-zero (the device itself is fine)."""
+
+    def __init__(self, message: str, exit_code: int, output: str = "") -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.output = output
+
+
+class CallTimedOut(DeviceError):
+    """A non-idempotent adb call ran past its timeout; the device still answers afterwards."""
+
+
+class _NoSpawnConnection(AdbConnection):
+    """An adbutils connection that never starts an adb server and closes without sleeping."""
+
+    def _safe_connect(self) -> socket.socket:
+        # adbutils falls back to `adb start-server` (default port) here; we only report.
+        return self._create_socket()
+
+    def close(self) -> None:
+        conn = self._AdbConnection__conn  # type: ignore[attr-defined]
+        if conn is None:
+            return
+        conn.close()  # the reply was read in full: no half-close and 10 ms sleep needed
+        self._AdbConnection__conn = None
+
+
+class NoSpawnClient(adbutils.AdbClient):
+    """adbutils.AdbClient on `_NoSpawnConnection`, with the server version asked once."""
+
+    def __init__(self, host: str, port: int, socket_timeout: float | None = None) -> None:
+        super().__init__(host=host, port=port, socket_timeout=socket_timeout)
+        self._timeout = socket_timeout
+        self._version: int | None = None
+
+    def make_connection(self, timeout: float | None = None) -> AdbConnection:
+        conn = _NoSpawnConnection(self.host, self.port)
+        limit = timeout or self._timeout
+        if limit:
+            conn.conn.settimeout(limit)
+        return conn
+
+    def server_version(self) -> int:
+        if self._version is None:
+            self._version = super().server_version()
+        return self._version
+
+    def forget_version(self) -> None:
+        """After a lost connection the server may have been replaced by another version."""
+        self._version = None
+
+
 class _Lost(Exception):
     """Internal: the failure looked like a vanished device."""
 
@@ -84,8 +146,7 @@ class AdbCall:
     def __init__(self, settings: AdbSettings, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
         self._sleep = sleep
-        self._client = adbutils.AdbClient(host=settings.host, port=settings.port,
-                                          socket_timeout=settings.call_timeout_s)
+        self._client = NoSpawnClient(settings.host, settings.port, settings.call_timeout_s)
         self._serial = settings.serial
         self._device: adbutils.AdbDevice | None = None
         self.calls = 0
@@ -152,6 +213,17 @@ class AdbCall:
         return self._call(f"pull {path}", lambda: self._dev().sync.read_bytes(path),
                           idempotent=True)
 
+    def check(self, command: Sequence[str] | str, *, idempotent: bool = False,
+              timeout_s: float | None = None) -> str:
+        """Runs one shell command and returns its stdout; a non-zero exit is CommandFailed."""
+        out = self.shell(command, idempotent=idempotent, timeout_s=timeout_s)
+        if out.exit_code != 0:
+            said = (out.error_text or out.text).strip()
+            raise CommandFailed(f"'{out.command[:60]}' failed on {self._serial} (exit "
+                                f"{out.exit_code}): {said[:200] or 'no output'}",
+                                out.exit_code, said)
+        return out.text
+
     def screencap(self) -> bytes:
         """A PNG screenshot of the current screen."""
         out = self.shell(["screencap", "-p"], idempotent=True)
@@ -180,6 +252,7 @@ class AdbCall:
                 logger.warning("adb %s on %s: %s (try %d of %d)", what, self._serial, error,
                                attempt, tries)
                 self._device = None  # reopen the transport on the next try
+                self._client.forget_version()
             if attempt < tries:
                 self.retried += 1
                 if delay:
@@ -199,6 +272,6 @@ class AdbCall:
         except (AdbError, OSError, EOFError):
             raise DeviceLost(f"device {self._serial} stopped answering during adb {what}; "
                              f"reconnect it and start a new episode") from None
-        raise DeviceError(f"adb {what} on {self._serial} timed out after "
+        raise CallTimedOut(f"adb {what} on {self._serial} timed out after "
                           f"{self.settings.call_timeout_s}s and was not retried because it may "
                           f"have run; observe the screen before acting again")
