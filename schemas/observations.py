@@ -63,7 +63,7 @@ class ToolError(Frozen):
 
     code: Literal[
         "unknown_tool", "bad_arguments", "not_found", "conflict", "permission_denied",
-        "timeout", "transient", "app_crashed", "device_lost", "unsupported",
+        "timeout", "transient", "app_crashed", "device_lost", "unsupported", "command_failed",
     ]
     message: str
     retryable: bool = False

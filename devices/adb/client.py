@@ -224,6 +224,11 @@ class AdbCall:
                                 out.exit_code, said)
         return out.text
 
+    def push(self, data: bytes, path: str) -> None:
+        """Writes `data` to a device file over the sync protocol (mode 0644)."""
+        self._call(f"push {path}", lambda: self._dev().sync.push(data, path, mode=0o644),
+                   idempotent=True)
+
     def screencap(self) -> bytes:
         """A PNG screenshot of the current screen."""
         out = self.shell(["screencap", "-p"], idempotent=True)

@@ -1,27 +1,34 @@
 """AdbPhone: the Device protocol on a real Android phone or emulator, through the adb call module.
 
-GUI actions become `input` taps, swipes, text and key events; open_app launches the app's
-package; tool calls go through devices.adb.tools; planner actions run harness-side on
-devices.adb.planner.HarnessState through devices.sim.planner, as on SimPhone. Observations
-are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the trailer stripped)
-plus a `screencap` PNG kept in the blob store.
+Two profiles (FLYWHEEL_ADB_PROFILE). `stock` (the default) drives Android as it ships: tools
+go through devices.adb.stock (providers, `settings`, `cmd`, intents, `dumpsys`), open_app
+launches the component `cmd package resolve-activity` names, and reset puts back what
+Flywheel changed (devices.adb.ledger) instead of clearing apps. `companion` expects the
+Flywheel companion apps (com.flywheel.*): tools go through devices.adb.tools and reset clears
+them with `pm clear`.
 
-Snapshots are a dump of the Flywheel provider tables and the sandbox's settings, plus the
-harness state; restore deletes and re-inserts. A real device cannot be forked
-(`supports_fork = False`): fork() raises DeviceError.
+GUI actions become `input` taps, swipes, text and key events; planner actions run
+harness-side on devices.adb.planner.HarnessState through devices.sim.planner, as on SimPhone.
+Observations are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the
+trailer stripped) plus a `screencap` PNG kept in the blob store; the screen size comes from
+`wm size` and the foreground app from the dump's root package. A real device cannot be
+forked (`supports_fork = False`): fork() raises DeviceError.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from devices.adb import stock
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
+from devices.adb.ledger import Ledger, converge, load_ledger, save_ledger
 from devices.adb.planner import HarnessState, logged_tool_runner
 from devices.adb.provider import (
     LAUNCHER_PACKAGE,
@@ -35,7 +42,7 @@ from devices.adb.provider import (
 )
 from devices.adb.settings import AdbSettings
 from devices.adb.tools import AdbTools
-from devices.adb.uixml import parse_hierarchy, strip_dump_trailer
+from devices.adb.uixml import parse_hierarchy, root_package, strip_dump_trailer
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim.gui import resolve_app
@@ -85,13 +92,24 @@ BATCH_CHARS = 8000
 #: Characters `input text` cannot type (it only injects ASCII key events).
 _PRINTABLE_ASCII = {chr(c) for c in range(0x20, 0x7F)}
 
+#: KEYCODE_MOVE_END: clearing a field without `input keycombination` (API < 33) starts here.
+KEY_MOVE_END = 123
+
+#: `input keycombination` exists from Android 13 (API 33).
+KEYCOMBINATION_SDK = 33
+
+_WM_SIZE = re.compile(r"(Override|Physical) size: (\d+)x(\d+)")
+
 
 def escape_input_text(text: str) -> str:
     """Text for `input text`: spaces become %s (the command's own escape). The argument list is
-    shell-quoted by the adb module, so quotes, `&`, `;`, `$` and backslashes reach it intact."""
+    shell-quoted by the adb module, so quotes, `&`, `;`, `$` and backslashes reach it intact.
+    What `input text` cannot type is refused with the reason, never typed wrongly."""
     bad = sorted({c for c in text if c not in _PRINTABLE_ASCII})
     if bad:
         raise ValueError(f"input text can only type printable ASCII; {bad[0]!r} cannot be typed")
+    if "%s" in text:
+        raise ValueError("input text reads '%s' as a space, so the text '%s' cannot be typed")
     return text.replace(" ", "%s")
 
 
@@ -121,7 +139,12 @@ class AdbPhone:
         self.device_id = device_id or self.adb.serial
         self.blobs = blobs or BlobStore(self.settings.blob_dir)
         self._sleep = sleep
-        self.tool_runner = AdbTools(self.adb)
+        self.stock = self.settings.profile == "stock"
+        self.tool_runner: AdbTools | stock.StockTools = (
+            stock.StockTools(self.adb) if self.stock else AdbTools(self.adb))
+        self._size: tuple[int, int] | None = None
+        self._sdk: int | None = None
+        self._launchable: dict[str, str] = {}
         self.harness = HarnessState()
         self.step = 0
         self.clock_ms = 0
@@ -137,7 +160,7 @@ class AdbPhone:
 
     @property
     def apps(self) -> tuple[str, ...]:
-        return APPS
+        return tuple(stock.APP_PACKAGES) if self.stock else APPS
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Runs one tool outside an episode step (no clock advance, not logged)."""
@@ -146,9 +169,13 @@ class AdbPhone:
     # -- Device protocol -------------------------------------------------------------------
 
     def reset(self, task: TaskInstance) -> Observation:
-        """Clears every Flywheel app, restores default settings, loads the task's state."""
+        """Puts the phone back and loads the task's state (stock: undo what Flywheel changed;
+        companion: clear every Flywheel app and restore default settings)."""
         self._check_open()
         self._key(KEY_HOME)
+        if self.stock:
+            self._reset_stock(task)
+            return self._begin(task)
         self._batch([["pm", "clear", package_for(app)] for app, tables in TABLES.items()
                      if tables])
         initial = dict(task.initial_state)
@@ -174,6 +201,10 @@ class AdbPhone:
                     row.setdefault("id", f"{task.task_id}-{app}-{table}-{index}")
                     upserts += self._upsert(app, table, row)
         self._batch(upserts)
+        return self._begin(task)
+
+    def _begin(self, task: TaskInstance) -> Observation:
+        initial = dict(task.initial_state)
         user = initial.get("user") or {}
         answers = user.get("answers", {}) if isinstance(user, dict) else {}
         self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
@@ -202,15 +233,88 @@ class AdbPhone:
             result = self._dispatch(action)
         except DeviceLost:
             raise
-        except DeviceError as error:
-            result = ToolResult(name=action.action_type, ok=False,
-                                error=ToolError(code="timeout", message=str(error)))
+        except DeviceError as error:  # exit code, timeout or refusal: each has its own code
+            result = stock.error_result(action.action_type, error)
         if self.step >= self.max_steps:
             self.harness.done = True
         return self._observation(result=result)
 
+    # -- the stock profile's state ----------------------------------------------------------
+
+    def _ledger(self) -> Ledger:
+        """The phone's baseline, recorded on first contact."""
+        path = self.settings.ledger_path
+        ledger = load_ledger(self.adb, path)
+        if ledger is None:
+            ledger = Ledger.from_state(stock.read_device_state(self.adb))
+            save_ledger(self.adb, path, ledger)
+            logger.info("recorded %s's own state in %s (%d contacts, %d alarms)", self.device_id,
+                        path, len(ledger.contacts), len(ledger.alarms))
+        return ledger
+
+    def _reset_stock(self, task: TaskInstance) -> None:
+        initial = dict(task.initial_state)
+        supported = {"contacts", "clock", "settings", "memory", "user"}
+        unknown = sorted(set(initial) - supported)
+        if unknown:
+            raise DeviceError(f"task {task.task_id} needs {', '.join(unknown)} state, which the "
+                              f"stock profile cannot load on {self.device_id} (see "
+                              f"devices.adb.stock.UNSUPPORTED)")
+        ledger = self._ledger()
+        target = Ledger(dict(ledger.contacts), list(ledger.alarms), dict(ledger.settings))
+        overlay = initial.get("settings") or {}
+        if not isinstance(overlay, dict) or set(overlay) - set(ledger.settings):
+            raise DeviceError(f"task {task.task_id} sets unknown settings "
+                              f"{sorted(set(overlay) - set(ledger.settings))}; fix its "
+                              f"initial_state")
+        target.settings.update(overlay)
+        tables = initial.get("contacts") or {}
+        for index, row in enumerate((tables.get("contacts") or []) if isinstance(tables, dict)
+                                    else []):
+            fields = {k: row.get(k) for k in ("name", "phone", "email", "company")}
+            target.contacts[f"task-{index}"] = {**fields, "starred": bool(row.get("starred"))}
+        clock = initial.get("clock") or {}
+        for row in (clock.get("alarms") or []) if isinstance(clock, dict) else []:
+            if row.get("enabled", True) and row.get("time") not in target.alarms:
+                target.alarms.append(str(row["time"]))
+        before = Ledger(dict(ledger.contacts), list(ledger.alarms), dict(ledger.settings))
+        converge(self.adb, target, baseline=ledger)
+        if ledger.contacts != before.contacts:
+            save_ledger(self.adb, self.settings.ledger_path, ledger)
+
+    def device_state(self) -> dict[str, Any]:
+        """The phone's part of the final state, read from the phone: tables and settings."""
+        self._check_open()
+        if self.stock:
+            state = stock.read_device_state(self.adb)
+        else:
+            snap = self.snapshot()
+            state = {"tables": {}, "settings": dict(snap.settings)}
+            for key, rows in snap.tables.items():
+                app, table = key.split(".", 1)
+                state["tables"].setdefault(app, {})[table] = {str(r["id"]): dict(r) for r in rows}
+        state["clock_ms"] = self.clock_ms
+        return state
+
+    def final_state(self) -> dict[str, Any]:
+        """The whole final state (CONTRACT-6 §3 shape): the phone's tables and settings read
+        through adb, plus memory, log and answer from the harness side."""
+        state = self.device_state()
+        h = self.harness
+        return {**state, "memory": copy_json(h.memory),
+                "log": [{"step": e.step, "kind": e.kind, "name": e.name,
+                         "arguments": copy_json(e.arguments), "ok": e.ok, "agent": e.agent,
+                         "parent": e.parent} for e in h.log],
+                "answer": h.answer, "goal_status": h.goal_status}
+
     def snapshot(self) -> AdbSnapshot:
         self._check_open()
+        if self.stock:
+            state = stock.read_device_state(self.adb)
+            return AdbSnapshot(tables={"contacts.contacts": tuple(
+                state["tables"]["contacts"]["contacts"].values()), "clock.alarms": tuple(
+                state["tables"]["clock"]["alarms"].values())}, settings=state["settings"],
+                harness=self.harness.copy(), step=self.step, clock_ms=self.clock_ms)
         tables = {}
         for app, names in TABLES.items():
             for table in names:
@@ -226,6 +330,14 @@ class AdbPhone:
         self._check_open()
         if not isinstance(snapshot, AdbSnapshot):
             raise DeviceError("restore needs a snapshot taken by AdbPhone.snapshot()")
+        if self.stock:
+            converge(self.adb, Ledger(
+                {str(r["id"]): dict(r) for r in snapshot.tables["contacts.contacts"]},
+                sorted(r["time"] for r in snapshot.tables["clock.alarms"]),
+                dict(snapshot.settings)))
+            self.harness = snapshot.harness.copy()
+            self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
+            return
         commands: list[list[str]] = []
         for key, rows in snapshot.tables.items():
             app, table = key.split(".", 1)
@@ -256,12 +368,48 @@ class AdbPhone:
             raise DeviceError(f"AdbPhone {self.device_id} is closed; create a new one")
 
     def _shell(self, command: list[str] | str, *, idempotent: bool) -> str:
-        out = self.adb.shell(command, idempotent=idempotent)
-        if out.exit_code != 0:
-            label = command if isinstance(command, str) else " ".join(command)
-            raise DeviceError(f"'{label[:60]}' failed on {self.device_id} "
-                              f"(exit {out.exit_code}): {(out.error_text or out.text).strip()[:200]}")
-        return out.text
+        return self.adb.check(command, idempotent=idempotent)
+
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height) from `wm size` (the override when one is set), read once."""
+        if self._size is None:
+            said = self._shell(["wm", "size"], idempotent=True)
+            sizes = {kind: (int(w), int(h)) for kind, w, h in _WM_SIZE.findall(said)}
+            size = sizes.get("Override") or sizes.get("Physical")
+            if size is None:
+                raise DeviceError(f"wm size on {self.device_id} printed no size "
+                                  f"({said.strip()[:80]!r})")
+            self._size = size
+        return self._size
+
+    def sdk(self) -> int:
+        """The device's API level (ro.build.version.sdk), read once."""
+        if self._sdk is None:
+            said = self._shell(["getprop", "ro.build.version.sdk"], idempotent=True).strip()
+            try:
+                self._sdk = int(said)
+            except ValueError:
+                raise DeviceError(f"{self.device_id} reports API level {said!r}") from None
+        return self._sdk
+
+    def _component(self, app: str) -> str:
+        """The launcher component of a stock app (by our name or a package), resolved by pm."""
+        if app in self._launchable:
+            return self._launchable[app]
+        installed = {line.removeprefix("package:").strip() for line in self._shell(
+            ["pm", "list", "packages"], idempotent=True).splitlines() if line.strip()}
+        candidates = stock.APP_PACKAGES.get(app, (app,))
+        for package in candidates:
+            if package not in installed:
+                continue
+            said = self._shell(["cmd", "package", "resolve-activity", "--brief", "-c",
+                                "android.intent.category.LAUNCHER", package], idempotent=True)
+            lines = [line.strip() for line in said.splitlines() if "/" in line]
+            if lines:
+                self._launchable[app] = lines[-1]
+                return lines[-1]
+        raise _BadTarget(f"no installed app provides '{app}' on {self.device_id}; open one of "
+                         f"{', '.join(sorted(stock.APP_PACKAGES))} or a launchable package name")
 
     def _batch(self, commands: list[list[str]]) -> None:
         """Runs idempotent commands joined with '&&' in as few shell calls as fit BATCH_CHARS."""
@@ -304,10 +452,11 @@ class AdbPhone:
         try:
             xml = self._dump()
             screen = parse_hierarchy(xml)
+            package = root_package(xml)
         except ValueError as error:
             raise DeviceError(f"could not read the screen of {self.device_id}: {error}") from None
         self._screen = screen
-        foreground = foreground_app(screen)
+        foreground = (stock.app_for_package(package) if self.stock else foreground_app(screen))
         shot: BlobRef | None = None
         if self.settings.screenshots:
             shot = self.blobs.put(self.adb.screencap(), media_type="image/png")
@@ -328,7 +477,8 @@ class AdbPhone:
     def _region(self, index: int | None) -> Bounds:
         if index is not None and index < len(self._screen) and self._screen[index].bounds:
             return self._screen[index].bounds  # type: ignore[return-value]
-        return Bounds(left=0, top=0, right=SCREEN_WIDTH, bottom=SCREEN_HEIGHT)
+        width, height = self.screen_size() if self.stock else (SCREEN_WIDTH, SCREEN_HEIGHT)
+        return Bounds(left=0, top=0, right=width, bottom=height)
 
     def _gesture(self, region: Bounds, finger: str) -> None:
         """A swipe across the middle half of `region` with the finger moving `finger`."""
@@ -356,9 +506,7 @@ class AdbPhone:
                     x, y = self._target(action.index, None, None)
                     self._shell(["input", "tap", str(x), str(y)], idempotent=False)
                 if action.clear:
-                    self._shell(["input", "keycombination", str(KEY_CTRL_LEFT), str(KEY_A)],
-                                idempotent=True)
-                    self._key(KEY_DEL)
+                    self._clear_field(action.index)
                 self._shell(["input", "text", text], idempotent=False)
             elif isinstance(action, KeyboardEnter):
                 self._key(KEY_ENTER)
@@ -371,6 +519,13 @@ class AdbPhone:
                 self._key(KEY_HOME)
             elif isinstance(action, NavigateBack):
                 self._key(KEY_BACK)
+            elif isinstance(action, OpenApp) and self.stock:
+                name = action.app_name.strip()
+                app = name.lower() if name.lower() in stock.APP_PACKAGES else name
+                if app not in stock.APP_PACKAGES and "." not in app:
+                    raise _BadTarget(f"there is no app named '{name}'; open one of "
+                                     f"{', '.join(sorted(stock.APP_PACKAGES))} or a package name")
+                self._shell(["am", "start", "-n", self._component(app)], idempotent=False)
             elif isinstance(action, OpenApp):
                 app = resolve_app(action.app_name)
                 if app is None:
@@ -391,6 +546,22 @@ class AdbPhone:
                               error=ToolError(code="bad_arguments", message=str(error)))
         self.harness.log.append(_gui_entry(self.step, action))
         return None
+
+
+    def _clear_field(self, index: int | None) -> None:
+        """Empties the focused field: select-all + delete from API 33, else end + deletes."""
+        if not self.stock or self.sdk() >= KEYCOMBINATION_SDK:
+            self._shell(["input", "keycombination", str(KEY_CTRL_LEFT), str(KEY_A)],
+                        idempotent=True)
+            self._key(KEY_DEL)
+            return
+        current = self._screen[index].text if index is not None and index < len(
+            self._screen) else None
+        if current is None:
+            raise _BadTarget("this Android (API < 33) has no select-all key combination, so a "
+                             "field can only be cleared when the action names it by index")
+        self._shell(["input", "keyevent", str(KEY_MOVE_END), *[str(KEY_DEL)] * len(current)],
+                    idempotent=False)
 
 
 class _BadTarget(ValueError):

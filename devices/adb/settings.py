@@ -21,6 +21,15 @@ class AdbSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="FLYWHEEL_ADB_", frozen=True, extra="ignore")
 
+    profile: Literal["stock", "companion"] = Field(
+        default="stock",
+        description="What the phone runs: 'stock' drives Android as it ships (providers, "
+                    "settings, cmd, intents, dumpsys); 'companion' expects the Flywheel "
+                    "companion apps com.flywheel.* (env FLYWHEEL_ADB_PROFILE).")
+    ledger_path: str = Field(
+        default="/data/local/tmp/flywheel-ledger.json",
+        description="Device file where the stock profile records what the phone held before "
+                    "Flywheel touched it, so reset can restore it (env FLYWHEEL_ADB_LEDGER_PATH).")
     host: str = Field(default="127.0.0.1", description="Host of the adb server (env FLYWHEEL_ADB_HOST).")
     port: int = Field(default=DEFAULT_ADB_PORT, ge=1, le=65535,
                       description="Port of the adb server (env FLYWHEEL_ADB_PORT).")

@@ -27,7 +27,7 @@ def make_settings(server: FakeAdbServer, blob_dir: Path, **overrides: object) ->
     values: dict[str, object] = {
         "host": "127.0.0.1", "port": server.port, "serial": SERIAL,
         "call_timeout_s": TEST_CALL_TIMEOUT_S, "retries": 2, "retry_backoff_s": 0.0,
-        "wait_scale": 0.0, "blob_dir": blob_dir,
+        "wait_scale": 0.0, "blob_dir": blob_dir, "profile": "companion",
     }
     values.update(overrides)
     return AdbSettings(**values)  # type: ignore[arg-type]

@@ -190,7 +190,12 @@ class StockAndroid:
         return _ok()
 
     def _cmd_ls(self, args: list[str]) -> Output:
-        path = next((a for a in args if not a.startswith("-")), "/sdcard").rstrip("/") + "/"
+        path = next((a for a in args if not a.startswith("-")), "/sdcard")
+        if path in self.files:
+            return _ok(path + "\n")
+        if not any(name.startswith(path.rstrip("/") + "/") for name in self.files):
+            return _err(f"ls: {path}: No such file or directory")
+        path = path.rstrip("/") + "/"
         names = sorted({name[len(path):].split("/")[0] for name in self.files
                         if name.startswith(path)})
         return _ok("".join(n + "\n" for n in names))
@@ -204,7 +209,7 @@ class StockAndroid:
         if "-p" not in args:
             return _err("screencap: only -p is supported here")
         texts = [e.text or e.content_description or "" for e in self._render()]
-        return screen_png(self.foreground + "|" + "|".join(texts)), b"", 0
+        return screen_png((self.foreground + "|" + "|".join(texts)).encode()), b"", 0
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -258,6 +263,11 @@ class StockAndroid:
             return self._put("secure", "location_mode", "3" if rest[1] == "true" else "0")
         if service == "power" and rest[:1] == ["set-mode"]:
             return self._put("global", "low_power", "1" if rest[1] == "1" else "0")
+        if service == "media_session" and rest[:3] == ["volume", "--stream", "2"]:
+            if rest[3:4] == ["--get"]:
+                volume = self.settings["system"].get("volume_ring", "5")
+                return _ok(f"volume is {volume} in range [0..7]\n")
+            return self._put("system", "volume_ring", str(int(rest[4])))
         if service == "package" and rest[:1] == ["resolve-activity"]:
             return self._resolve(rest[1:])
         if service == "package" and rest[:2] == ["list", "packages"]:

@@ -167,10 +167,10 @@ class _Link:
                 self._sync(stream)
             else:
                 logger.info("fake adbd refuses service %r", service)
-        except _Closed:
+        except (_Closed, OSError):
             return
-        except OSError:
-            return
+        except Exception:  # a bug in the fake: end the stream as a crashed command would
+            logger.exception("fake adbd service %r crashed", service)
         if not stream.closed:
             self.streams.pop(stream.local, None)
             try:

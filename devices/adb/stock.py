@@ -1,0 +1,577 @@
+"""The stock profile: Flywheel's tools on a phone as it ships (no companion apps, no root).
+
+Everything here goes through what Android offers the shell user (uid 2000), in the way
+AndroidWorld drives real phones:
+
+- settings: read with `settings get`, written with `cmd` (wifi, bluetooth_manager,
+  connectivity airplane-mode, notification set_dnd, uimode night, location, power set-mode,
+  media_session volume) or `settings put` (brightness) — Android 12 (API 31) or newer;
+- contacts: the contacts provider (`content query/insert/update/delete` on
+  content://com.android.contacts/raw_contacts and /data); a contact's id is its raw contact id;
+- alarms and timers: the AlarmClock intents (`am start -a android.intent.action.SET_ALARM …
+  SKIP_UI`), read back from `dumpsys alarm` (the clock app's alarm-clock entries);
+- apps: launched by the component `cmd package resolve-activity` names.
+
+What a stock phone cannot do through the shell is listed in `UNSUPPORTED` and answered with
+the `unsupported` error code, never faked. The phone's own state is read back with
+`read_device_state` in the final-state shape the checkers use (tables + settings).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from devices.adb.android_settings import ANDROID_SETTINGS
+from devices.adb.client import AdbCall, CallTimedOut, CommandFailed
+from devices.protocol import DeviceError, DeviceLost
+from devices.sim.tools import BadArguments, NotFound, ToolFailure, ToolSpec
+from schemas.observations import ToolError, ToolResult
+
+__all__ = [
+    "APP_PACKAGES",
+    "CONTACTS_DATA",
+    "CONTACTS_RAW",
+    "LAUNCHER_PACKAGES",
+    "STOCK_TOOLS",
+    "UNSUPPORTED",
+    "StockTools",
+    "app_for_package",
+    "error_result",
+    "parse_alarm_dump",
+    "parse_rows",
+    "read_device_state",
+]
+
+logger = logging.getLogger(__name__)
+
+CONTACTS_RAW = "content://com.android.contacts/raw_contacts"
+CONTACTS_DATA = "content://com.android.contacts/data"
+
+#: Contacts data-row kinds (ContactsContract.CommonDataKinds.*.CONTENT_ITEM_TYPE) → our field.
+MIME_FIELDS = {"vnd.android.cursor.item/name": "name",
+               "vnd.android.cursor.item/phone_v2": "phone",
+               "vnd.android.cursor.item/email_v2": "email",
+               "vnd.android.cursor.item/organization": "company"}
+FIELD_MIMES = {value: key for key, value in MIME_FIELDS.items()}
+
+#: Sandbox app name → the stock packages that provide it (AOSP and Google builds), first wins.
+APP_PACKAGES: dict[str, tuple[str, ...]] = {
+    "settings": ("com.android.settings",),
+    "clock": ("com.google.android.deskclock", "com.android.deskclock"),
+    "contacts": ("com.google.android.contacts", "com.android.contacts"),
+    "phone": ("com.google.android.dialer", "com.android.dialer"),
+    "messages": ("com.google.android.apps.messaging", "com.android.messaging"),
+    "calendar": ("com.google.android.calendar", "com.android.calendar"),
+    "camera": ("com.google.android.GoogleCamera", "com.android.camera2"),
+    "chrome": ("com.android.chrome",),
+    "files": ("com.google.android.documentsui", "com.android.documentsui"),
+}
+
+#: Home screens of common builds; a dump rooted in one of them means no app is in front.
+LAUNCHER_PACKAGES = frozenset({"com.google.android.apps.nexuslauncher", "com.android.launcher3",
+                               "com.sec.android.app.launcher", "com.miui.home"})
+
+#: The clock apps whose AlarmManager entries are the user's alarms and timers.
+CLOCK_PACKAGES = frozenset(APP_PACKAGES["clock"])
+
+EXTRA = "android.intent.extra.alarm."
+
+#: Tools the stock profile does not offer, with the reason (shown to the agent and in the README).
+UNSUPPORTED: dict[str, str] = {
+    "calendar.*": "needs a calendar account; the calendar provider holds no local calendar on a "
+                  "fresh phone",
+    "messages.*": "the SMS provider refuses the shell user (READ_SMS/WRITE_SMS), and sending "
+                  "would text a real number",
+    "email.*": "no stock mail provider is readable through the shell",
+    "notes.*": "stock Android has no notes app or provider",
+    "maps.*": "Maps keeps its data inside the app",
+    "shopping.*": "no stock shopping app",
+    "files.*": "files are not yet mapped onto shared storage (see the README)",
+    "clock.update_alarm": "the AlarmClock intents can set and dismiss alarms, not edit them",
+    "clock.toggle_alarm": "the AlarmClock intents cannot re-enable a dismissed alarm by id",
+    "clock.cancel_timer": "no AlarmClock intent cancels a running timer",
+    "clock.now": "use the observation's clock instead",
+}
+
+
+@dataclass(frozen=True)
+class StockSetting:
+    """How one sandbox setting is written on a stock phone (reads use ANDROID_SETTINGS)."""
+
+    key: str
+    write: Callable[[Any], list[list[str]]]
+
+
+def _onoff(service: str, verb: str, on: str, off: str) -> Callable[[Any], list[list[str]]]:
+    return lambda value: [["cmd", service, *([verb] if verb else []), on if value else off]]
+
+
+STOCK_SETTINGS: dict[str, StockSetting] = {s.key: s for s in (
+    StockSetting("wifi", _onoff("wifi", "set-wifi-enabled", "enabled", "disabled")),
+    StockSetting("bluetooth", _onoff("bluetooth_manager", "", "enable", "disable")),
+    StockSetting("airplane_mode", _onoff("connectivity", "airplane-mode", "enable", "disable")),
+    StockSetting("do_not_disturb", _onoff("notification", "set_dnd", "on", "off")),
+    StockSetting("dark_mode", _onoff("uimode", "night", "yes", "no")),
+    StockSetting("location", _onoff("location", "set-location-enabled", "true", "false")),
+    StockSetting("battery_saver", _onoff("power", "set-mode", "1", "0")),
+    StockSetting("brightness", lambda value: [
+        ["settings", "put", "system", "screen_brightness_mode", "0"],
+        ["settings", "put", "system", "screen_brightness",
+         ANDROID_SETTINGS["brightness"].to_android(value)]]),
+    StockSetting("volume_ring", lambda value: [
+        ["cmd", "media_session", "volume", "--stream", "2", "--set", str(int(value))]]),
+)}
+
+_VOLUME_RE = re.compile(r"volume is (\d+)")
+
+
+def setting_write_commands(key: str, value: Any) -> list[list[str]]:
+    return STOCK_SETTINGS[key].write(value)
+
+
+def read_setting(adb: AdbCall, key: str) -> Any:
+    if key == "volume_ring":
+        said = adb.check(["cmd", "media_session", "volume", "--stream", "2", "--get"],
+                         idempotent=True)
+        match = _VOLUME_RE.search(said)
+        if match is None:
+            raise DeviceError(f"media_session printed no volume ({said.strip()[:80]!r})")
+        return int(match.group(1))
+    setting = ANDROID_SETTINGS[key]
+    return setting.from_android(adb.check(setting.read_command(), idempotent=True))
+
+
+def read_settings(adb: AdbCall) -> dict[str, Any]:
+    """Every managed setting in one shell round trip (each read prints exactly one line)."""
+    import shlex
+
+    keys = list(STOCK_SETTINGS)
+    commands = [["cmd", "media_session", "volume", "--stream", "2", "--get"] if key ==
+                "volume_ring" else ANDROID_SETTINGS[key].read_command() for key in keys]
+    lines = adb.check("; ".join(shlex.join(c) for c in commands), idempotent=True).splitlines()
+    if len(lines) != len(keys):
+        raise DeviceError(f"reading {len(keys)} settings printed {len(lines)} lines; the phone's "
+                          f"settings or media_session output is not in the expected form")
+    values = {}
+    for key, line in zip(keys, lines, strict=True):
+        if key == "volume_ring":
+            match = _VOLUME_RE.search(line)
+            if match is None:
+                raise DeviceError(f"media_session printed no volume ({line.strip()[:80]!r})")
+            values[key] = int(match.group(1))
+        else:
+            values[key] = ANDROID_SETTINGS[key].from_android(line)
+    return values
+
+
+# -- `content query` output ------------------------------------------------------------------
+
+def parse_rows(output: str, columns: list[str]) -> list[dict[str, str | None]]:
+    """`content query --projection a:b:c` output → rows of text (None for NULL).
+
+    With the projection known, a row is cut at ", <next column>=" only, so values holding
+    ", " or "=" survive; a line without "Row: " continues the previous value (multi-line text).
+    """
+    text = output.strip()
+    if not text or text.startswith("No result found"):
+        return []
+    if text.startswith("Error") or "Exception" in text.splitlines()[0]:
+        raise DeviceError(f"content query failed: {text.splitlines()[0][:160]}")
+    records: list[str] = []
+    for line in output.rstrip("\n").split("\n"):
+        match = re.match(r"^Row: \d+ (.*)$", line)
+        if match:
+            records.append(match.group(1))
+        elif records:
+            records[-1] += "\n" + line
+    rows = []
+    for record in records:
+        row: dict[str, str | None] = {}
+        rest = record
+        for index, column in enumerate(columns):
+            prefix = f"{column}="
+            if not rest.startswith(prefix):
+                raise DeviceError(f"content query row {record[:80]!r} lacks column {column}")
+            rest = rest[len(prefix):]
+            if index + 1 < len(columns):
+                cut = rest.find(f", {columns[index + 1]}=")
+                if cut < 0:
+                    raise DeviceError(f"content query row {record[:80]!r} lacks column "
+                                      f"{columns[index + 1]}")
+                value, rest = rest[:cut], rest[cut + 2:]
+            else:
+                value = rest
+            row[column] = None if value == "NULL" else value
+        rows.append(row)
+    return rows
+
+
+def _query(adb: AdbCall, uri: str, columns: list[str], where: str | None = None
+           ) -> list[dict[str, str | None]]:
+    command = ["content", "query", "--uri", uri, "--projection", ":".join(columns)]
+    if where:
+        command += ["--where", where]
+    return parse_rows(adb.check(command, idempotent=True), columns)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# -- contacts --------------------------------------------------------------------------------
+
+def read_contacts(adb: AdbCall) -> dict[str, dict[str, Any]]:
+    """Every visible contact as {id: {id, name, phone, email, company, starred}}."""
+    raws = _query(adb, CONTACTS_RAW, ["_id", "display_name", "starred"], "deleted=0")
+    contacts: dict[str, dict[str, Any]] = {}
+    for raw in raws:
+        contact_id = str(raw["_id"])
+        contacts[contact_id] = {"id": contact_id, "name": raw["display_name"], "phone": None,
+                                "email": None, "company": None,
+                                "starred": raw["starred"] == "1"}
+    if contacts:
+        for row in _query(adb, CONTACTS_DATA, ["raw_contact_id", "mimetype", "data1"]):
+            field_name = MIME_FIELDS.get(row["mimetype"] or "")
+            contact = contacts.get(str(row["raw_contact_id"]))
+            if field_name and contact is not None and contact[field_name] is None:
+                contact[field_name] = row["data1"]
+    return contacts
+
+
+def _contact(adb: AdbCall, contact_id: str) -> dict[str, Any]:
+    contact = read_contacts(adb).get(contact_id)
+    if contact is None:
+        raise NotFound(f"There is no contact with id '{contact_id}'.")
+    return contact
+
+
+def insert_contact(adb: AdbCall, fields: dict[str, Any]) -> str:
+    """Creates a local (account-less) raw contact with its data rows; returns its id."""
+    before = {r["_id"] for r in _query(adb, CONTACTS_RAW, ["_id"])}
+    adb.check(["content", "insert", "--uri", CONTACTS_RAW, "--bind", "account_type:n:",
+               "--bind", "account_name:n:",
+               "--bind", f"starred:i:{1 if fields.get('starred') else 0}"])
+    created = [r["_id"] for r in _query(adb, CONTACTS_RAW, ["_id"]) if r["_id"] not in before]
+    if len(created) != 1:
+        raise ToolFailure(f"the contacts provider created {len(created)} raw contacts for one "
+                          f"insert; check the phone's contacts")
+    contact_id = str(created[0])
+    commands = [["content", "insert", "--uri", CONTACTS_DATA, "--bind",
+                 f"raw_contact_id:i:{contact_id}", "--bind", f"mimetype:s:{FIELD_MIMES[name]}",
+                 "--bind", f"data1:s:{value}"]
+                for name, value in fields.items() if name in FIELD_MIMES and value is not None]
+    if commands:
+        adb.check(_join(commands))
+    return contact_id
+
+
+def delete_contact(adb: AdbCall, contact_id: str) -> None:
+    adb.check(["content", "delete", "--uri", CONTACTS_RAW, "--where", f"_id={int(contact_id)}"],
+              idempotent=True)
+
+
+def _join(commands: list[list[str]]) -> str:
+    import shlex
+
+    return " && ".join(shlex.join(c) for c in commands)
+
+
+def _update_contact(adb: AdbCall, contact_id: str, fields: dict[str, Any]) -> None:
+    commands = []
+    current = _contact(adb, contact_id)
+    for name, value in fields.items():
+        mime = FIELD_MIMES[name]
+        if current.get(name) is None:
+            commands.append(["content", "insert", "--uri", CONTACTS_DATA, "--bind",
+                             f"raw_contact_id:i:{int(contact_id)}", "--bind", f"mimetype:s:{mime}",
+                             "--bind", f"data1:s:{value}"])
+        else:
+            commands.append(["content", "update", "--uri", CONTACTS_DATA, "--bind",
+                             f"data1:s:{value}", "--where",
+                             f"raw_contact_id={int(contact_id)} AND mimetype={_quote(mime)}"])
+    if commands:
+        adb.check(_join(commands))
+
+
+# -- alarms and timers -----------------------------------------------------------------------
+
+_ALARM_HEAD = re.compile(r"^\s+(RTC_WAKEUP|RTC|ELAPSED_REALTIME_WAKEUP|ELAPSED_REALTIME|"
+                         r"ELAPSED_WAKEUP|ELAPSED) #\d+: Alarm\{\S+ type \d+ origWhen (\S+) .*"
+                         r" (\S+)\}$")
+_ORIG_LOCAL = re.compile(r"origWhen=(\d{4}-\d\d-\d\d \d\d:\d\d):\d\d")
+_TRIGGER = re.compile(r"alarmClock=AlarmClockInfo\{triggerTime=(\d+)")
+_WHEN_ELAPSED = re.compile(r"whenElapsed=([+-][\dhms]+)")
+_DURATION = re.compile(r"([+-])(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?")
+
+
+def _duration_ms(text: str) -> int:
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise DeviceError(f"dumpsys alarm printed an unreadable duration {text!r}")
+    sign, d, h, m, s, ms = match.groups()
+    total = ((int(d or 0) * 24 + int(h or 0)) * 60 + int(m or 0)) * 60_000
+    total += int(s or 0) * 1000 + int(ms or 0)
+    return -total if sign == "-" else total
+
+
+def parse_alarm_dump(text: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """`dumpsys alarm` → (alarms, timers) the clock app scheduled.
+
+    An alarm is a clock-app entry carrying `alarmClock=AlarmClockInfo{triggerTime=…}` (what
+    AlarmManager.setAlarmClock schedules); its time is the local wall-clock time of `origWhen`.
+    A timer is a clock-app entry tagged …TIMER…; its value is the seconds left. Labels and
+    repeat days are not in the dump, so they are not reported.
+    """
+    blocks: list[tuple[str, str, list[str]]] = []
+    for line in text.splitlines():
+        head = _ALARM_HEAD.match(line)
+        if head:
+            blocks.append((head.group(1), head.group(3), []))
+        elif blocks and line.startswith("    "):
+            blocks[-1][2].append(line.strip())
+    alarms: dict[str, dict[str, Any]] = {}
+    timers: dict[str, dict[str, Any]] = {}
+    for _kind, package, body in blocks:
+        if package not in CLOCK_PACKAGES:
+            continue
+        joined = "\n".join(body)
+        trigger = _TRIGGER.search(joined)
+        if trigger is not None:
+            local = _ORIG_LOCAL.search(joined)
+            when = (local.group(1)[-5:] if local else
+                    datetime.fromtimestamp(int(trigger.group(1)) / 1000).strftime("%H:%M"))
+            alarm_id = f"al{trigger.group(1)}"
+            while alarm_id in alarms:
+                alarm_id += "b"
+            alarms[alarm_id] = {"id": alarm_id, "time": when, "enabled": True}
+        elif "TIMER" in joined.upper():
+            left = _WHEN_ELAPSED.search(joined)
+            seconds = max(0, round(_duration_ms(left.group(1)) / 1000)) if left else None
+            timer_id = f"tm{len(timers) + 1}"
+            timers[timer_id] = {"id": timer_id, "seconds_left": seconds}
+    return alarms, timers
+
+
+def read_clock(adb: AdbCall) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    return parse_alarm_dump(adb.check(["dumpsys", "alarm"], idempotent=True))
+
+
+def alarm_intent(time: str, label: str | None = None, days: list[str] | None = None
+                 ) -> list[str]:
+    from devices.adb.tools import alarm_intent as companion_intent
+
+    return companion_intent(time, label, days)
+
+
+def dismiss_intent(time: str) -> list[str]:
+    """AlarmClock.ACTION_DISMISS_ALARM by time (the clock app turns the matching alarm off)."""
+    hour, minute = (int(part) for part in time.split(":"))
+    return ["am", "start", "-a", "android.intent.action.DISMISS_ALARM",
+            "--es", EXTRA + "SEARCH_MODE", "android.time",
+            "--ei", EXTRA + "HOUR", str(hour), "--ei", EXTRA + "MINUTES", str(minute),
+            "--ez", EXTRA + "SKIP_UI", "true"]
+
+
+# -- the device's state, as checkers read it --------------------------------------------------
+
+def read_device_state(adb: AdbCall) -> dict[str, Any]:
+    """The phone's part of the final state: {"tables": {app: {table: {id: row}}}, "settings"}."""
+    alarms, timers = read_clock(adb)
+    return {"tables": {"contacts": {"contacts": read_contacts(adb)},
+                       "clock": {"alarms": alarms, "timers": timers}},
+            "settings": read_settings(adb)}
+
+
+# -- the tools -------------------------------------------------------------------------------
+
+Handler = Callable[[AdbCall, dict[str, Any]], Any]
+
+
+def _settings_set(adb: AdbCall, args: dict[str, Any]) -> Any:
+    from devices.sim.apps.settings import check_value
+
+    key = args["key"]
+    value = check_value(key, args["value"])
+    previous = read_setting(adb, key)
+    adb.check(_join(setting_write_commands(key, value)))
+    return {"key": key, "value": read_setting(adb, key), "previous": previous}
+
+
+def _settings_toggle(adb: AdbCall, args: dict[str, Any]) -> Any:
+    key = args["key"]
+    previous = read_setting(adb, key)
+    adb.check(_join(setting_write_commands(key, not previous)))
+    return {"key": key, "value": read_setting(adb, key), "previous": previous}
+
+
+def _contacts_search(adb: AdbCall, args: dict[str, Any]) -> Any:
+    needle = args["query"].lower()
+    return [c for c in read_contacts(adb).values()
+            if any(needle in str(c.get(f) or "").lower() for f in ("name", "phone", "email",
+                                                                   "company"))]
+
+
+def _contacts_list(adb: AdbCall, args: dict[str, Any]) -> Any:
+    rows = list(read_contacts(adb).values())
+    if args.get("starred"):
+        rows = [c for c in rows if c["starred"]]
+    return rows
+
+
+def _contacts_add(adb: AdbCall, args: dict[str, Any]) -> Any:
+    return _contact(adb, insert_contact(adb, args))
+
+
+def _contacts_delete(adb: AdbCall, args: dict[str, Any]) -> Any:
+    contact = _contact(adb, args["id"])
+    delete_contact(adb, args["id"])
+    return contact
+
+
+def _contacts_star(adb: AdbCall, args: dict[str, Any]) -> Any:
+    _contact(adb, args["id"])
+    adb.check(["content", "update", "--uri", CONTACTS_RAW, "--bind",
+               f"starred:i:{1 if args['starred'] else 0}", "--where", f"_id={int(args['id'])}"],
+              idempotent=True)
+    return _contact(adb, args["id"])
+
+
+def _contacts_update(adb: AdbCall, args: dict[str, Any]) -> Any:
+    fields = {k: v for k, v in args.items() if k in FIELD_MIMES}
+    if not fields:
+        raise BadArguments("Give at least one of name, phone, email or company to change.")
+    _update_contact(adb, args["id"], fields)
+    return _contact(adb, args["id"])
+
+
+def _set_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
+    adb.check(alarm_intent(args["time"], args.get("label"), args.get("days")))
+    found = [a for a in read_clock(adb)[0].values() if a["time"] == args["time"]]
+    if not found:
+        raise ToolFailure(f"the clock app accepted the alarm intent but no {args['time']} alarm "
+                          f"appears in dumpsys alarm")
+    return found[-1]
+
+
+def _list_alarms(adb: AdbCall, args: dict[str, Any]) -> Any:
+    return sorted(read_clock(adb)[0].values(), key=lambda a: (a["time"], a["id"]))
+
+
+def _delete_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
+    alarm = read_clock(adb)[0].get(args["id"])
+    if alarm is None:
+        raise NotFound(f"There is no alarm with id '{args['id']}'.")
+    adb.check(dismiss_intent(alarm["time"]))
+    return alarm
+
+
+def _start_timer(adb: AdbCall, args: dict[str, Any]) -> Any:
+    before = len(read_clock(adb)[1])
+    from devices.adb.tools import timer_intent
+
+    adb.check(timer_intent(args["seconds"], args.get("label")))
+    timers = list(read_clock(adb)[1].values())
+    if len(timers) <= before:
+        raise ToolFailure("the clock app accepted the timer intent but no new timer appears in "
+                          "dumpsys alarm")
+    return max(timers, key=lambda t: t["seconds_left"] or 0)
+
+
+def _list_timers(adb: AdbCall, args: dict[str, Any]) -> Any:
+    return list(read_clock(adb)[1].values())
+
+
+def _settings_get(adb: AdbCall, args: dict[str, Any]) -> Any:
+    return {"key": args["key"], "value": read_setting(adb, args["key"])}
+
+
+#: The tools a stock phone offers, by sandbox tool name.
+STOCK_TOOLS: dict[str, Handler] = {
+    "settings.get": _settings_get,
+    "settings.list": lambda adb, args: read_settings(adb),
+    "settings.set": _settings_set,
+    "settings.toggle": _settings_toggle,
+    "contacts.search": _contacts_search,
+    "contacts.list": _contacts_list,
+    "contacts.get": lambda adb, args: _contact(adb, args["id"]),
+    "contacts.add": _contacts_add,
+    "contacts.delete": _contacts_delete,
+    "contacts.star": _contacts_star,
+    "contacts.update": _contacts_update,
+    "clock.set_alarm": _set_alarm,
+    "clock.list_alarms": _list_alarms,
+    "clock.delete_alarm": _delete_alarm,
+    "clock.start_timer": _start_timer,
+    "clock.list_timers": _list_timers,
+}
+
+
+def unsupported_reason(name: str) -> str | None:
+    if name in STOCK_TOOLS:
+        return None
+    return UNSUPPORTED.get(name) or UNSUPPORTED.get(name.split(".", 1)[0] + ".*")
+
+
+def error_result(name: str, error: DeviceError) -> ToolResult:
+    """A device-side failure as a typed tool error: exit codes, timeouts and refusals apart."""
+    if isinstance(error, CommandFailed):
+        denied = "SecurityException" in error.output or "Permission Denial" in error.output
+        return _error(name, "permission_denied" if denied else "command_failed", str(error))
+    if isinstance(error, CallTimedOut):
+        return _error(name, "timeout", str(error))
+    return _error(name, "transient", str(error))
+
+
+def _error(name: str, code: str, message: str) -> ToolResult:
+    return ToolResult(name=name, ok=False, error=ToolError(code=code, message=message))  # type: ignore[arg-type]
+
+
+class StockTools:
+    """Runs tool calls on a stock phone: argument check, then the stock mapping above."""
+
+    def __init__(self, adb: AdbCall) -> None:
+        from devices.adb.tools import catalogue
+
+        self.adb = adb
+        self.registry = catalogue()
+
+    @property
+    def specs(self) -> dict[str, ToolSpec]:
+        return {name: tool.spec for name, tool in self.registry.items() if name in STOCK_TOOLS}
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """One tool call → a ToolResult; only a lost device raises."""
+        tool = self.registry.get(name)
+        if tool is None:
+            return _error(name, "unknown_tool", f"There is no tool named '{name}'.")
+        reason = unsupported_reason(name)
+        if reason is not None:
+            return _error(name, "unsupported",
+                          f"{name} is not available on a stock phone: {reason}.")
+        try:
+            args = tool.check(dict(arguments))
+            return ToolResult(name=name, ok=True, value=STOCK_TOOLS[name](self.adb, args))
+        except ToolFailure as failure:
+            return _error(name, failure.code, failure.message)
+        except DeviceLost:
+            raise
+        except DeviceError as error:
+            return error_result(name, error)
+
+
+def app_for_package(package: str | None) -> str | None:
+    """The foreground app's name from a package: 'home' for launchers, our name for the stock
+    apps we know, otherwise the package itself (never None for a package)."""
+    if not package:
+        return None
+    if package in LAUNCHER_PACKAGES or package.endswith(".launcher") or "launcher" in package:
+        return "home"
+    for app, packages in APP_PACKAGES.items():
+        if package in packages:
+            return app
+    return package
