@@ -30,7 +30,7 @@ from schemas.actions import (
 )
 from schemas.observations import Observation, UIElement
 
-__all__ = ["CONTRACT_TASK", "DeviceContract"]
+__all__ = ["CONTRACT_TASK", "DeviceContract", "contact_id", "tool"]
 
 CONTRACT_TASK = TaskInstance(
     task_id="contract-0", template="contract", family="tool", split="dev", index=0, seed=7,
@@ -67,11 +67,25 @@ def _tool(device: Device, tool_name: str, /, **arguments: Any) -> Any:
     return obs.result
 
 
+def _contact_id(device: Device, name: str) -> str:
+    """The id the device gave the contact called `name` (a real phone assigns its own ids)."""
+    found = _tool(device, "contacts.search", query=name)
+    assert found.ok and len(found.value) == 1, found
+    return found.value[0]["id"]
+
+
 class DeviceContract(abc.ABC):
     """The tests every Device must pass. Subclasses implement `make_device` and say whether the
     backend can fork (a real device cannot: fork raises DeviceError)."""
 
     supports_fork: ClassVar[bool] = True
+    #: Two launcher labels on the home screen, and the app the second one opens.
+    home_icons: ClassVar[tuple[str, str]] = ("Contacts", "Notes")
+    second_app: ClassVar[str] = "notes"
+    #: Whether the backend seeds a default world (the sim's Alice Chen & co.); a phone does not.
+    has_world: ClassVar[bool] = True
+    #: Whether alarms read back carry label and days (the stock clock's dumpsys does not show them).
+    alarm_details: ClassVar[bool] = True
 
     @abc.abstractmethod
     def make_device(self) -> Iterator[Device]:
@@ -96,7 +110,7 @@ class DeviceContract(abc.ABC):
         obs = device.reset(CONTRACT_TASK)
         assert (obs.step, obs.clock_ms, obs.done) == (0, CONTRACT_TASK.start_clock_ms, False)
         assert obs.foreground_app == "home"
-        icons = [e for e in obs.screen if e.is_clickable and e.text in ("Contacts", "Notes")]
+        icons = [e for e in obs.screen if e.is_clickable and e.text in self.home_icons]
         assert len(icons) == 2 and all(e.bounds is not None for e in icons)
 
     def test_observe_does_not_advance_the_clock(self, ready: Device) -> None:
@@ -106,25 +120,28 @@ class DeviceContract(abc.ABC):
         assert _texts(first) == _texts(second)
 
     def test_initial_state_is_loaded(self, ready: Device) -> None:
-        contact = _tool(ready, "contacts.get", id="ct900")
+        contact = _tool(ready, "contacts.get", id=_contact_id(ready, "Zoe Contract"))
         assert contact.ok and contact.value["name"] == "Zoe Contract"
         assert contact.value["starred"] is True
         assert _tool(ready, "settings.get", key="brightness").value["value"] == 30
         assert _tool(ready, "settings.get", key="bluetooth").value["value"] is True
         default = _tool(ready, "contacts.search", query="Alice")
-        assert default.ok and [c["name"] for c in default.value] == ["Alice Chen"]
+        assert default.ok and [c["name"] for c in default.value] == (
+            ["Alice Chen"] if self.has_world else [])
         memory = ready.act(MemoryRead(key="favourite_colour")).result
         assert memory is not None and memory.value["value"] == "teal"
         reply = ready.act(AskUser(question="When is my birthday?")).result
         assert reply is not None and reply.value == "March 3rd"
 
     def test_reset_discards_the_previous_episode(self, ready: Device) -> None:
-        _tool(ready, "contacts.delete", id="ct900")
+        _tool(ready, "contacts.delete", id=_contact_id(ready, "Zoe Contract"))
+        _tool(ready, "contacts.add", name="Left Over", phone="+1-555-000-0333")
         _tool(ready, "settings.set", key="brightness", value=90)
         ready.act(MemoryWrite(key="scratch", value=1))
         obs = ready.reset(CONTRACT_TASK)
         assert obs.step == 0
-        assert _tool(ready, "contacts.get", id="ct900").ok
+        assert _tool(ready, "contacts.get", id=_contact_id(ready, "Zoe Contract")).ok
+        assert _tool(ready, "contacts.search", query="Left Over").value == []
         assert _tool(ready, "settings.get", key="brightness").value["value"] == 30
         assert not ready.act(MemoryRead(key="scratch")).result.ok
 
@@ -148,10 +165,10 @@ class DeviceContract(abc.ABC):
 
     def test_click_by_point_hits_the_element_there(self, ready: Device) -> None:
         obs = ready.observe()
-        icon = obs.screen[_find(obs.screen, text="Notes")]
+        icon = obs.screen[_find(obs.screen, text=self.home_icons[1])]
         assert icon.bounds is not None
         x, y = icon.bounds.center
-        assert ready.act(Click(x=x, y=y)).foreground_app == "notes"
+        assert ready.act(Click(x=x, y=y)).foreground_app == self.second_app
         assert ready.act(NavigateHome()).foreground_app == "home"
 
     def test_a_bad_gui_target_is_a_typed_error(self, ready: Device) -> None:
@@ -184,9 +201,12 @@ class DeviceContract(abc.ABC):
 
     def test_alarms_set_by_tool_are_listed(self, ready: Device) -> None:
         alarm = _tool(ready, "clock.set_alarm", time="06:45", label="Gym", days=["mon", "fri"])
-        assert alarm.ok and alarm.value["time"] == "06:45" and alarm.value["days"] == ["mon", "fri"]
+        assert alarm.ok and alarm.value["time"] == "06:45"
         listed = _tool(ready, "clock.list_alarms")
-        assert any(a["label"] == "Gym" and a["enabled"] for a in listed.value)
+        assert any(a["time"] == "06:45" and a["enabled"] for a in listed.value)
+        if self.alarm_details:
+            assert alarm.value["days"] == ["mon", "fri"]
+            assert any(a["label"] == "Gym" for a in listed.value)
 
     def test_bad_tool_arguments_are_a_typed_error_not_an_exception(self, ready: Device) -> None:
         missing = _tool(ready, "contacts.add", name="No Phone")
@@ -205,12 +225,13 @@ class DeviceContract(abc.ABC):
         assert _tool(ready, "settings.get", key="brightness").value["value"] == 10
         plan = {"tool_calls": [{"name": "settings.set",
                                 "arguments": {"key": "location", "value": False}},
-                               {"name": "contacts.delete", "arguments": {"id": "ct900"}}]}
+                               {"name": "contacts.delete",
+                                "arguments": {"id": _contact_id(ready, "Zoe Contract")}}]}
         delegated = ready.act(Delegate(agent="device_admin", instruction="privacy",
                                        arguments=plan)).result
         assert not delegated.ok and delegated.error.code == "permission_denied"
         assert _tool(ready, "settings.get", key="location").value["value"] is False
-        assert _tool(ready, "contacts.get", id="ct900").ok
+        assert _tool(ready, "contacts.search", query="Zoe Contract").value
 
     # -- counters, snapshots, ending --------------------------------------------------------
 
@@ -226,14 +247,14 @@ class DeviceContract(abc.ABC):
     def test_snapshot_and_restore_return_to_the_old_state(self, ready: Device) -> None:
         before = ready.act(ToolCall(name="contacts.search", arguments={"query": "Zoe"}))
         snap = ready.snapshot()
-        _tool(ready, "contacts.delete", id="ct900")
-        _tool(ready, "notes.create", title="After snapshot", body="x")
+        _tool(ready, "contacts.delete", id=_contact_id(ready, "Zoe Contract"))
+        _tool(ready, "contacts.add", name="After Snapshot", phone="+1-555-000-0444")
         _tool(ready, "settings.set", key="brightness", value=77)
         ready.act(MemoryWrite(key="favourite_colour", value="red"))
         ready.restore(snap)
         assert ready.observe().step == before.step
-        assert _tool(ready, "contacts.get", id="ct900").ok
-        assert _tool(ready, "notes.search", query="After snapshot").value == []
+        assert _tool(ready, "contacts.get", id=_contact_id(ready, "Zoe Contract")).ok
+        assert _tool(ready, "contacts.search", query="After Snapshot").value == []
         assert _tool(ready, "settings.get", key="brightness").value["value"] == 30
         assert ready.act(MemoryRead(key="favourite_colour")).result.value["value"] == "teal"
 
@@ -243,9 +264,10 @@ class DeviceContract(abc.ABC):
                 ready.fork()
             return
         twin = ready.fork()
-        _tool(twin, "contacts.delete", id="ct900")
-        assert _tool(ready, "contacts.get", id="ct900").ok
-        assert not _tool(twin, "contacts.get", id="ct900").ok
+        zoe = _contact_id(ready, "Zoe Contract")
+        _tool(twin, "contacts.delete", id=zoe)
+        assert _tool(ready, "contacts.get", id=zoe).ok
+        assert not _tool(twin, "contacts.get", id=zoe).ok
 
     def test_finish_ends_the_episode(self, ready: Device) -> None:
         obs = ready.act(Finish(answer="all done"))
@@ -253,3 +275,8 @@ class DeviceContract(abc.ABC):
         after = ready.act(OpenApp(app_name="notes"))
         assert after.done and after.result.error.code == "conflict"
         assert after.step == obs.step
+
+
+#: Public names for backend-specific contract subclasses.
+tool = _tool
+contact_id = _contact_id

@@ -318,6 +318,10 @@ class FakeAdbd:
     def kill(self) -> None:
         """The device dies: the port stops listening and every connection drops."""
         if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+            except OSError:
+                pass
             self._listener.close()
             self._listener = None
         with self._lock:
