@@ -31,6 +31,11 @@ class SplitName(str, Enum):
     test = "test"
 
 
+class DeviceChoice(str, Enum):
+    sim = "sim"
+    adb = "adb"
+
+
 class PolicyChoice(str, Enum):
     oracle = "oracle"
     random = "random"
@@ -74,6 +79,9 @@ def eval_policy(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     plot: Annotated[Path | None, typer.Option(
         help="Also draw the scores as a PNG chart at this path.")] = None,
+    device: Annotated[DeviceChoice, typer.Option(
+        help="sim: the whole suite on SimPhones; adb: the real-device subset on the phone "
+             "FLYWHEEL_ADB_* names, scored from the phone.")] = DeviceChoice.sim,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
@@ -81,6 +89,11 @@ def eval_policy(
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    if device is DeviceChoice.adb:
+        from services.cli.device_eval import eval_on_adb
+
+        eval_on_adb(policy.value, n or 1, settings.suite_seed if seed is None else seed, as_json)
+        return
     report = evaluate(policy.value, split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
                       random_seed=settings.random_seed, progress=not as_json)

@@ -71,9 +71,9 @@ def adb_server_answers(adb: AdbSettings, timeout_s: float = ADB_PROBE_TIMEOUT_S)
 
 def adb_devices(adb: AdbSettings) -> list[DeviceEntry]:
     """The phones the adb server lists (call only after `adb_server_answers`)."""
-    import adbutils  # only when a server is there
+    from devices.adb.client import NoSpawnClient  # only when a server is there
 
-    client = adbutils.AdbClient(host=adb.host, port=adb.port, socket_timeout=ADB_LIST_TIMEOUT_S)
+    client = NoSpawnClient(adb.host, adb.port, ADB_LIST_TIMEOUT_S)
     return [DeviceEntry(info.serial, "adb", info.state, f"adb server {adb.host}:{adb.port}")
             for info in client.list()]
 

@@ -1,0 +1,439 @@
+"""The real-device subset of the suite: tasks a stock phone can carry, scored from the phone.
+
+Each template seeds its instance (`sha256(suite_seed, template, index)`, as the suite does),
+sets up the phone through the task's initial state (rows and settings the stock profile can
+load), and names the change it expects. The checker reads the phone before and after the
+episode through adb (contacts provider, `settings get`, `dumpsys alarm`) and compares the whole
+change with the expected one: a missing change fails, and so does any extra write (a deleted
+distractor, a setting nobody asked for). Answers are checked against what the phone holds,
+never against the agent's claim of success.
+
+Tool tasks mirror the suite's settings/contacts/clock templates; GUI tasks drive stock apps
+(Settings → Display → Dark theme, Settings → Network & internet → Airplane mode, the Clock
+app's alarm switches). The oracle acts only on what it observes (ids and elements come from
+observations).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from devices.protocol import DeviceError, DeviceLost, TaskInstance
+from schemas.actions import Action, Answer, Click, Finish, OpenApp, ToolCall
+from schemas.envelope import Frozen
+from schemas.observations import Observation
+
+__all__ = [
+    "DEVICE_TEMPLATES",
+    "DeviceCheck",
+    "DeviceEpisode",
+    "DeviceOracle",
+    "DeviceReport",
+    "DeviceTemplate",
+    "Expect",
+    "NoopDevicePolicy",
+    "check_change",
+    "device_tasks",
+    "evaluate_on_device",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Contact fields a checker compares (ids are the phone's own and never expected).
+CONTACT_FIELDS = ("name", "phone", "email", "company", "starred")
+
+FIRST = ("Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hugo", "Iris", "Jonas")
+LAST = ("Novak", "Okafor", "Petrov", "Quinn", "Rossi", "Sato", "Tanaka", "Usman", "Vega", "Wolf")
+SWITCHES = {"wifi": "Wi-Fi", "bluetooth": "Bluetooth", "airplane_mode": "airplane mode",
+            "do_not_disturb": "Do Not Disturb", "location": "location",
+            "battery_saver": "Battery Saver", "dark_mode": "dark theme"}
+
+Script = Generator[Action, Observation, None]
+
+
+@dataclass(frozen=True)
+class Expect:
+    """The whole change a task asks for; everything else must stay as it was."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    contacts_added: tuple[dict[str, Any], ...] = ()
+    contacts_removed: tuple[str, ...] = ()  # by name
+    alarms_added: tuple[str, ...] = ()  # HH:MM
+    alarms_removed: tuple[str, ...] = ()
+    answer_contains: str | None = None
+
+
+class DeviceCheck(Frozen):
+    """A checker's verdict: score 1 only when every sub-goal is met and nothing else changed."""
+
+    score: float
+    progress: float
+    subgoals: list[tuple[str, bool]]
+    violations: list[str]
+
+
+def _contacts(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return state["tables"]["contacts"]["contacts"]
+
+
+def _alarm_times(state: dict[str, Any]) -> list[str]:
+    return sorted(a["time"] for a in state["tables"]["clock"]["alarms"].values())
+
+
+def check_change(expect: Expect, before: dict[str, Any], after: dict[str, Any]) -> DeviceCheck:
+    """Compares the phone's change before → after with `expect` (whole-state diff)."""
+    subgoals: list[tuple[str, bool]] = []
+    violations: list[str] = []
+    changed = {k: v for k, v in after["settings"].items() if before["settings"].get(k) != v}
+    for key, value in expect.settings.items():
+        subgoals.append((f"setting {key} = {value}", after["settings"].get(key) == value))
+    violations += [f"setting {k} changed to {v}" for k, v in changed.items()
+                   if k not in expect.settings]
+    old, new = _contacts(before), _contacts(after)
+    removed = [old[i] for i in old if i not in new]
+    added = [new[i] for i in new if i not in old]
+    edited = [new[i] for i in new if i in old and any(
+        new[i].get(f) != old[i].get(f) for f in CONTACT_FIELDS)]
+    for name in expect.contacts_removed:
+        subgoals.append((f"contact {name} deleted", any(c["name"] == name for c in removed)))
+    violations += [f"contact {c['name']} deleted" for c in removed
+                   if c["name"] not in expect.contacts_removed]
+    matched: list[int] = []
+    for want in expect.contacts_added:
+        hit = next((n for n, c in enumerate(added) if n not in matched and all(
+            c.get(k) == v for k, v in want.items())), None)
+        subgoals.append((f"contact {want.get('name')} added", hit is not None))
+        if hit is not None:
+            matched.append(hit)
+    violations += [f"contact {c['name']} added" for n, c in enumerate(added) if n not in matched]
+    violations += [f"contact {c['name']} edited" for c in edited]
+    old_alarms, new_alarms = _alarm_times(before), _alarm_times(after)
+    for time in expect.alarms_added:
+        subgoals.append((f"alarm {time} set", new_alarms.count(time) > old_alarms.count(time)))
+    for time in expect.alarms_removed:
+        subgoals.append((f"alarm {time} off", time in old_alarms and time not in new_alarms))
+    violations += [f"alarm {t} set" for t in sorted(set(new_alarms) - set(old_alarms))
+                   if t not in expect.alarms_added]
+    violations += [f"alarm {t} removed" for t in sorted(set(old_alarms) - set(new_alarms))
+                   if t not in expect.alarms_removed]
+    if expect.answer_contains is not None:
+        answer = after.get("answer") or ""
+        subgoals.append(("answer names the phone's value",
+                         expect.answer_contains.lower() in str(answer).lower()))
+    met = sum(ok for _, ok in subgoals)
+    progress = met / len(subgoals) if subgoals else 1.0
+    score = 1.0 if subgoals and met == len(subgoals) and not violations else 0.0
+    return DeviceCheck(score=score, progress=progress, subgoals=subgoals, violations=violations)
+
+
+# -- templates -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DeviceTemplate:
+    """One real-device task family member: params, goal, set-up, expected change, oracle."""
+
+    name: str
+    kind: str  # "tool" or "gui"
+    apps: tuple[str, ...]
+    params: Callable[[random.Random], dict[str, Any]]
+    goal: Callable[[dict[str, Any]], str]
+    initial: Callable[[dict[str, Any]], dict[str, Any]]
+    expect: Callable[[dict[str, Any]], Expect]
+    oracle: Callable[[dict[str, Any]], Script]
+    max_steps: int = 10
+
+    def generate(self, index: int, suite_seed: int = 0) -> TaskInstance:
+        digest = hashlib.sha256(f"{suite_seed}:{self.name}:{index}".encode()).digest()
+        seed = int.from_bytes(digest[:8], "big")
+        params = self.params(random.Random(seed))
+        return TaskInstance(task_id=f"{self.name}-dev-{index:05d}-{seed & 0xFFFFFFFF:08x}",
+                            template=self.name, family="tool", split="dev", index=index,
+                            seed=seed, params=params, goal=self.goal(params),
+                            initial_state=self.initial(params), max_steps=self.max_steps)
+
+
+def _person(rng: random.Random) -> dict[str, str]:
+    first, last = rng.choice(FIRST), rng.choice(LAST)
+    return {"name": f"{first} {last}", "phone": f"+1-555-{rng.randint(100, 999)}-"
+                                                 f"{rng.randint(1000, 9999)}"}
+
+
+def _two_people(rng: random.Random) -> tuple[dict[str, str], dict[str, str]]:
+    target = _person(rng)
+    other = _person(rng)
+    while other["name"] == target["name"]:
+        other = _person(rng)
+    return target, other
+
+
+def _pair_params(rng: random.Random) -> dict[str, str]:
+    target, other = _two_people(rng)
+    return {"name": target["name"], "phone": target["phone"], "other": other["name"],
+            "other_phone": other["phone"]}
+
+
+def _find(obs: Observation, *, text: str | None = None, desc_prefix: str | None = None) -> int:
+    for index, element in enumerate(obs.screen):
+        if text is not None and element.text == text:
+            return index
+        if desc_prefix is not None and (element.content_description or "").startswith(desc_prefix):
+            return index
+    raise LookupError(f"nothing on screen matches text={text!r} desc={desc_prefix!r}")
+
+
+def _setting_params(rng: random.Random) -> dict[str, Any]:
+    return {"key": rng.choice(sorted(SWITCHES)), "value": rng.random() < 0.5}
+
+
+def _setting_oracle(p: dict[str, Any]) -> Script:
+    yield ToolCall(name="settings.set", arguments={"key": p["key"], "value": p["value"]})
+    yield Finish()
+
+
+def _brightness_oracle(p: dict[str, Any]) -> Script:
+    yield ToolCall(name="settings.set", arguments={"key": "brightness", "value": p["level"]})
+    yield Finish()
+
+
+def _add_oracle(p: dict[str, Any]) -> Script:
+    yield ToolCall(name="contacts.add", arguments={"name": p["name"], "phone": p["phone"]})
+    yield Finish()
+
+
+def _delete_oracle(p: dict[str, Any]) -> Script:
+    obs = yield ToolCall(name="contacts.search", arguments={"query": p["name"]})
+    rows = obs.result.value if obs.result is not None and obs.result.ok else []
+    ids = [r["id"] for r in rows if isinstance(r, dict) and r.get("name") == p["name"]]
+    if ids:
+        yield ToolCall(name="contacts.delete", arguments={"id": ids[0]})
+    yield Finish()
+
+
+def _lookup_oracle(p: dict[str, Any]) -> Script:
+    obs = yield ToolCall(name="contacts.search", arguments={"query": p["name"]})
+    rows = obs.result.value if obs.result is not None and obs.result.ok else []
+    phones = [r["phone"] for r in rows if isinstance(r, dict) and r.get("name") == p["name"]]
+    if phones:
+        yield Answer(text=f"{p['name']}'s number is {phones[0]}.")
+    yield Finish()
+
+
+def _alarm_oracle(p: dict[str, Any]) -> Script:
+    yield ToolCall(name="clock.set_alarm", arguments={"time": p["time"]})
+    yield Finish()
+
+
+def _dark_gui_oracle(p: dict[str, Any]) -> Script:
+    obs = yield OpenApp(app_name="Settings")
+    obs = yield Click(index=_find(obs, text="Display"))
+    switch = _find(obs, desc_prefix="Dark theme")
+    if obs.screen[switch].is_checked != p["value"]:
+        yield Click(index=switch)
+    yield Finish()
+
+
+def _airplane_gui_oracle(p: dict[str, Any]) -> Script:
+    obs = yield OpenApp(app_name="Settings")
+    obs = yield Click(index=_find(obs, text="Network & internet"))
+    switch = _find(obs, desc_prefix="Airplane mode")
+    if obs.screen[switch].is_checked != p["value"]:
+        yield Click(index=switch)
+    yield Finish()
+
+
+def _alarm_off_gui_oracle(p: dict[str, Any]) -> Script:
+    obs = yield OpenApp(app_name="Clock")
+    yield Click(index=_find(obs, desc_prefix=f"{p['time']} alarm"))
+    yield Finish()
+
+
+def _time(rng: random.Random) -> str:
+    return f"{rng.randint(5, 10):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+
+
+DEVICE_TEMPLATES: tuple[DeviceTemplate, ...] = (
+    DeviceTemplate(
+        "stock_settings_switch", "tool", ("settings",), _setting_params,
+        lambda p: f"Turn {'on' if p['value'] else 'off'} {SWITCHES[p['key']]}.",
+        lambda p: {"settings": {p["key"]: not p["value"]}},
+        lambda p: Expect(settings={p["key"]: p["value"]}), _setting_oracle),
+    DeviceTemplate(
+        "stock_brightness", "tool", ("settings",),
+        lambda rng: {"level": rng.choice((10, 20, 40, 70, 90))},
+        lambda p: f"Set the screen brightness to {p['level']}%.",
+        lambda p: {"settings": {"brightness": 55}},
+        lambda p: Expect(settings={"brightness": p["level"]}), _brightness_oracle),
+    DeviceTemplate(
+        "stock_contact_add", "tool", ("contacts",), _person,
+        lambda p: f"Save {p['name']} as a new contact with the number {p['phone']}.",
+        lambda p: {},
+        lambda p: Expect(contacts_added=({"name": p["name"], "phone": p["phone"]},)),
+        _add_oracle),
+    DeviceTemplate(
+        "stock_contact_delete", "tool", ("contacts",),
+        _pair_params,
+        lambda p: f"Delete {p['name']} from my contacts.",
+        lambda p: {"contacts": {"contacts": [{"name": p["name"], "phone": p["phone"]},
+                                             {"name": p["other"], "phone": p["other_phone"]}]}},
+        lambda p: Expect(contacts_removed=(p["name"],)), _delete_oracle),
+    DeviceTemplate(
+        "stock_contact_lookup", "tool", ("contacts",),
+        _pair_params,
+        lambda p: f"What is {p['name']}'s phone number?",
+        lambda p: {"contacts": {"contacts": [{"name": p["name"], "phone": p["phone"]},
+                                             {"name": p["other"], "phone": p["other_phone"]}]}},
+        lambda p: Expect(answer_contains=p["phone"]), _lookup_oracle),
+    DeviceTemplate(
+        "stock_alarm_set", "tool", ("clock",), lambda rng: {"time": _time(rng)},
+        lambda p: f"Set an alarm for {p['time']}.", lambda p: {},
+        lambda p: Expect(alarms_added=(p["time"],)), _alarm_oracle),
+    DeviceTemplate(
+        "stock_gui_dark_theme", "gui", ("settings",), lambda rng: {"value": rng.random() < 0.5},
+        lambda p: f"In the Settings app, turn {'on' if p['value'] else 'off'} Dark theme.",
+        lambda p: {"settings": {"dark_mode": not p["value"]}},
+        lambda p: Expect(settings={"dark_mode": p["value"]}), _dark_gui_oracle),
+    DeviceTemplate(
+        "stock_gui_airplane_mode", "gui", ("settings",),
+        lambda rng: {"value": rng.random() < 0.5},
+        lambda p: f"In the Settings app, turn {'on' if p['value'] else 'off'} Airplane mode.",
+        lambda p: {"settings": {"airplane_mode": not p["value"]}},
+        lambda p: Expect(settings={"airplane_mode": p["value"]}), _airplane_gui_oracle),
+    DeviceTemplate(
+        "stock_gui_alarm_off", "gui", ("clock",), lambda rng: {"time": _time(rng)},
+        lambda p: f"In the Clock app, switch off the {p['time']} alarm.",
+        lambda p: {"clock": {"alarms": [{"time": p["time"], "enabled": True}]}},
+        lambda p: Expect(alarms_removed=(p["time"],)), _alarm_off_gui_oracle),
+)
+
+_BY_NAME = {t.name: t for t in DEVICE_TEMPLATES}
+
+
+def device_tasks(n_per_template: int = 1, suite_seed: int = 0) -> list[TaskInstance]:
+    return [t.generate(i, suite_seed) for t in DEVICE_TEMPLATES for i in range(n_per_template)]
+
+
+# -- policies --------------------------------------------------------------------------------
+
+class DeviceOracle:
+    """Solves a real-device task from its intent, reading ids and elements from observations."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._script: Script | None = None
+        self._started = False
+
+    def prepare(self, task: TaskInstance) -> None:
+        self._script = _BY_NAME[task.template].oracle(dict(task.params))
+        self._started = False
+
+    def begin(self, goal: str, catalogue: object = None) -> None:
+        """The goal is already known from `prepare`; an oracle needs no catalogue."""
+
+    def next_action(self, observation: Observation) -> Action:
+        assert self._script is not None, "call prepare(task) first"
+        try:
+            if not self._started:
+                self._started = True
+                return next(self._script)
+            return self._script.send(observation)
+        except (StopIteration, LookupError):
+            return Finish()
+
+
+class NoopDevicePolicy:
+    """Finishes at once: the baseline every checker must score 0."""
+
+    name = "noop"
+
+    def begin(self, goal: str, catalogue: object = None) -> None:
+        """Nothing to set up."""
+
+    def next_action(self, observation: Observation) -> Action:
+        return Finish()
+
+
+# -- evaluation ------------------------------------------------------------------------------
+
+class DeviceEpisode(Frozen):
+    """One episode on a phone: its score and, for an environment fault, why it has none."""
+
+    task_id: str
+    template: str
+    score: float | None
+    steps: int
+    violations: list[str]
+    fault: str | None = None
+
+
+class DeviceReport(Frozen):
+    """Scores of a policy on the real-device subset (faults apart from policy failures)."""
+
+    policy: str
+    device_id: str
+    episodes: list[DeviceEpisode]
+    template_scores: dict[str, float]
+    overall: float
+    faults: int
+
+    def to_json_dict(self) -> dict[str, JsonValue]:
+        return self.model_dump(mode="json")
+
+
+def run_device_episode(phone: Any, task: TaskInstance, policy: Any) -> DeviceEpisode:
+    """Reset, read the phone, let `policy` act, read the phone again, check the change."""
+    template = _BY_NAME[task.template]
+    try:
+        observation = phone.reset(task)
+        before = phone.device_state()
+        if hasattr(policy, "prepare"):
+            policy.prepare(task)
+        policy.begin(task.goal, None)
+        steps = 0
+        while steps < task.max_steps and not observation.done:
+            observation = phone.act(policy.next_action(observation))
+            steps += 1
+        after = phone.final_state()
+    except DeviceError as error:  # lost, or a reset/read the phone refused: not the policy's fault
+        kind = "lost" if isinstance(error, DeviceLost) else "device error"
+        logger.warning("episode %s: %s (%s)", task.task_id, error, kind)
+        return DeviceEpisode(task_id=task.task_id, template=task.template, score=None, steps=0,
+                             violations=[], fault=f"{kind}: {error}")
+    check = check_change(template.expect(dict(task.params)), before, after)
+    return DeviceEpisode(task_id=task.task_id, template=task.template, score=check.score,
+                         steps=steps, violations=check.violations)
+
+
+def evaluate_on_device(phone: Any, policy: str | Any, n_per_template: int = 1,
+                       suite_seed: int = 0, *, tasks: Iterable[TaskInstance] | None = None,
+                       progress: Callable[[DeviceEpisode], None] | None = None) -> DeviceReport:
+    """Runs `policy` ('oracle', 'noop' or an object) on every real-device task."""
+    if isinstance(policy, str):
+        choices = {"oracle": DeviceOracle, "noop": NoopDevicePolicy}
+        if policy not in choices:
+            raise ValueError(f"policy {policy!r} is not available on a device; use oracle or "
+                             f"noop (or pass a policy object)")
+        policy = choices[policy]()
+    episodes = []
+    for task in tasks if tasks is not None else device_tasks(n_per_template, suite_seed):
+        episode = run_device_episode(phone, task, policy)
+        episodes.append(episode)
+        if progress is not None:
+            progress(episode)
+    per: dict[str, list[float]] = {}
+    for episode in episodes:
+        if episode.score is not None:
+            per.setdefault(episode.template, []).append(episode.score)
+    template_scores = {name: sum(v) / len(v) for name, v in per.items()}
+    overall = sum(template_scores.values()) / len(template_scores) if template_scores else 0.0
+    return DeviceReport(policy=getattr(policy, "name", type(policy).__name__),
+                        device_id=str(getattr(phone, "device_id", "?")), episodes=episodes,
+                        template_scores=template_scores, overall=overall,
+                        faults=sum(e.fault is not None for e in episodes))

@@ -1,0 +1,66 @@
+"""`flywheel suite eval --device adb`: the real-device subset on a phone behind the adb server."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from devices.adb.settings import load_adb_settings
+from devices.adb.suite import DEVICE_TEMPLATES, DeviceEpisode, evaluate_on_device
+from devices.protocol import DeviceError
+from schemas.settings import SettingsError
+
+__all__ = ["eval_on_adb"]
+
+logger = logging.getLogger(__name__)
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool) -> None:
+    """Opens the configured phone (FLYWHEEL_ADB_*), runs the subset, prints the report."""
+    from devices.adb.phone import AdbPhone
+
+    try:
+        settings = load_adb_settings()
+    except SettingsError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if policy not in ("oracle", "noop"):
+        err_console.print(f"[red]error:[/red] policy {policy!r} cannot run on a device yet; use "
+                          f"--policy oracle or --policy noop")
+        raise typer.Exit(2)
+    try:
+        phone = AdbPhone(settings.serial, settings=settings)
+    except DeviceError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    total = len(DEVICE_TEMPLATES) * n_per_template
+    done: list[DeviceEpisode] = []
+
+    def progress(episode: DeviceEpisode) -> None:
+        done.append(episode)
+        if not as_json:
+            mark = "fault" if episode.fault else f"{episode.score:.0f}"
+            console.print(f"[{len(done)}/{total}] {episode.template}: {mark}")
+
+    try:
+        report = evaluate_on_device(phone, policy, n_per_template, suite_seed, progress=progress)
+    finally:
+        phone.close()
+    if as_json:
+        typer.echo(json.dumps(report.to_json_dict(), indent=2))
+        return
+    table = Table("template", "score", title=f"{report.policy} on {report.device_id} "
+                                             f"(real-device subset)")
+    for template in DEVICE_TEMPLATES:
+        score = report.template_scores.get(template.name)
+        table.add_row(template.name, "fault" if score is None else f"{score:.2f}")
+    console.print(table)
+    console.print(f"overall {report.overall:.3f} over {len(report.episodes)} episodes, "
+                  f"{report.faults} environment faults (not scored)")

@@ -1,0 +1,124 @@
+"""The real-device subset through the CLI, the real adb server and the stock fake phone: the
+oracle scores 1, noop scores 0, and checkers read the phone (over-acting and bare claims fail)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from devices.adb.phone import AdbPhone
+from devices.adb.suite import (
+    DEVICE_TEMPLATES,
+    DeviceOracle,
+    Expect,
+    check_change,
+    device_tasks,
+    evaluate_on_device,
+)
+from devices.protocol import TaskInstance
+from schemas.actions import Action, Answer, Finish, ToolCall
+from schemas.observations import Observation
+from services.cli.main import app
+from tests.devices.fake_adbd import FakeAdbd, RealAdbServer
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def adb_env(monkeypatch: pytest.MonkeyPatch, adb_server: RealAdbServer, adbd: FakeAdbd,
+            tmp_path: Path) -> None:
+    monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(adb_server.port))
+    monkeypatch.setenv("FLYWHEEL_ADB_SERIAL", adbd.serial)
+    monkeypatch.setenv("FLYWHEEL_ADB_BLOB_DIR", str(tmp_path / "blobs"))
+    monkeypatch.setenv("FLYWHEEL_ADB_WAIT_SCALE", "0")
+    monkeypatch.setenv("FLYWHEEL_ADB_SCREENSHOTS", "false")
+
+
+def test_devices_list_shows_the_phone_the_real_server_attached(adb_env: None,
+                                                               adbd: FakeAdbd) -> None:
+    result = runner.invoke(app, ["devices", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    phones = [d for d in json.loads(result.output)["devices"] if d["kind"] == "adb"]
+    assert [(d["device_id"], d["state"]) for d in phones] == [(adbd.serial, "device")]
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("oracle", 1.0), ("noop", 0.0)])
+def test_suite_eval_on_the_device(adb_env: None, policy: str, expected: float) -> None:
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", policy,
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["faults"] == 0
+    assert report["overall"] == expected
+    assert set(report["template_scores"]) == {t.name for t in DEVICE_TEMPLATES}
+
+
+def test_random_policy_is_refused_in_one_sentence(adb_env: None) -> None:
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "random"])
+    assert result.exit_code == 2 and "oracle or --policy noop" in " ".join(result.output.split())
+
+
+class _OverActing(DeviceOracle):
+    """Solves the task, then also switches Wi-Fi: an extra write the checker must catch."""
+
+    def next_action(self, observation: Observation) -> Action:
+        action = super().next_action(observation)
+        if isinstance(action, Finish) and not getattr(self, "_extra", False):
+            self._extra = True
+            return ToolCall(name="settings.toggle", arguments={"key": "wifi"})
+        return action
+
+    def prepare(self, task: TaskInstance) -> None:
+        self._extra = False
+        super().prepare(task)
+
+
+class _Claimer:
+    """Claims success without doing anything."""
+
+    name = "claimer"
+
+    def begin(self, goal: str, catalogue: object = None) -> None:
+        self.said = False
+
+    def next_action(self, observation: Observation) -> Action:
+        if not self.said:
+            self.said = True
+            return Answer(text="Done! Everything is set, +1-555-000-0000.")
+        return Finish()
+
+
+def test_over_acting_and_claims_score_zero(phone: AdbPhone) -> None:
+    tasks = [t for t in device_tasks(1) if t.template in (
+        "stock_contact_add", "stock_gui_dark_theme", "stock_alarm_set")]
+    over = evaluate_on_device(phone, _OverActing(), tasks=tasks)
+    assert over.overall == 0.0
+    assert all("setting wifi changed" in " ".join(e.violations) for e in over.episodes)
+    assert evaluate_on_device(phone, _Claimer(), tasks=tasks).overall == 0.0
+
+
+def _state(contacts: dict[str, dict[str, object]], alarms: tuple[str, ...] = (),
+           **settings: object) -> dict[str, object]:
+    return {"tables": {"contacts": {"contacts": contacts},
+                       "clock": {"alarms": {f"al{t}": {"id": f"al{t}", "time": t}
+                                            for t in alarms}, "timers": {}}},
+            "settings": {"wifi": True, **settings}, "answer": None}
+
+
+def test_check_change_is_a_whole_state_diff() -> None:
+    mum = {"id": "1", "name": "Mum", "phone": "+1", "starred": False}
+    ava = {"id": "2", "name": "Ava", "phone": "+2", "starred": False}
+    before = _state({"1": mum, "2": ava})
+    expect = Expect(contacts_removed=("Ava",))
+    assert check_change(expect, before, _state({"1": mum})).score == 1.0
+    both = check_change(expect, before, _state({}))
+    assert both.score == 0.0 and both.violations == ["contact Mum deleted"]
+    edited = check_change(expect, before, _state({"1": {**mum, "phone": "+9"}}))
+    assert edited.violations == ["contact Mum edited"]
+    assert check_change(expect, before, before).progress == 0.0
+    alarm = Expect(alarms_added=("07:30",))
+    assert check_change(alarm, _state({}), _state({}, ("07:30",))).score == 1.0
+    assert check_change(alarm, _state({}), _state({}, ("07:30", "08:00"))).score == 0.0
