@@ -69,7 +69,7 @@ class DeviceFailed(Event):
     episode_id: str
     device_id: str
     step: int = Field(ge=0)
-    reason: Literal["disconnected", "timeout", "crashed", "unavailable"]
+    reason: Literal["disconnected", "timeout", "crashed", "unavailable", "reset_failed"]
     message: str
 
 

@@ -1,26 +1,46 @@
-"""The runner's domain logic: what events one requested action produces on one device.
+"""The runner's domain logic as pure functions: what one message means for one device.
 
-`decide` executes the action on the device (the only side effect) and returns the events
-to publish: an ObservationRecorded, or a DeviceFailed when the device is lost, hangs or
-crashes. It remembers the last executed step per device so that a redelivered action is
-answered with the events already recorded (same event ids) instead of running twice.
+`decide(state, message, now)` never touches a device. For an `ActionRequested` it answers
+with a directive — `Execute` (reset first on step 0), `Replay` (a redelivered step: publish
+the events already recorded, same event ids) — or with a `DeviceFailed` it can tell without
+the device (no task, unknown task, an episode this device does not hold), or nothing (another
+device's action, a stale step, an action older than `stale_after_s`). For a `DeviceOutcome`
+(what the I/O shell saw when it executed a directive) it answers with the event to publish:
+`ObservationRecorded`, or `DeviceFailed` with the reason named — a reset that failed is
+`reset_failed`, never an observation.
+
+`evolve(state, event)` folds a directive or a published event into the next state. The thin
+I/O shell that runs directives on a device is services.device_runner.execute.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
-from devices.protocol import Device, DeviceError, DeviceLost
+from devices.protocol import TaskInstance
 from schemas.envelope import Event
 from schemas.episodes import ActionRequested, DeviceFailed, ObservationRecorded
 from schemas.observations import Observation
-from services.device_runner.guard import ActionGuard, ActionTimedOut, DeviceBusy
 from services.device_runner.tasks import TaskNotResolved, resolve_task
 
-__all__ = ["SOURCE", "Executed", "RunnerMemory", "decide"]
+__all__ = [
+    "SOURCE",
+    "DeviceOutcome",
+    "Dropped",
+    "Execute",
+    "Executed",
+    "OutcomeKind",
+    "Replay",
+    "RunnerMemory",
+    "RunnerState",
+    "decide",
+    "evolve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +55,14 @@ def _source() -> str:
 #: The envelope `source` of every event this service produces.
 SOURCE = _source()
 
-FailureReason = Literal["disconnected", "timeout", "crashed", "unavailable"]
+FailureReason = Literal["disconnected", "timeout", "crashed", "unavailable", "reset_failed"]
+
+#: What executing a directive came to, as the I/O shell saw it.
+OutcomeKind = Literal["observed", "reset_failed", "lost", "timeout", "busy", "crashed"]
+
+_REASONS: dict[str, FailureReason] = {"reset_failed": "reset_failed", "lost": "disconnected",
+                                      "timeout": "timeout", "busy": "unavailable",
+                                      "crashed": "crashed"}
 
 
 @dataclass(frozen=True)
@@ -47,104 +74,154 @@ class Executed:
     events: tuple[Event, ...]
 
 
-@dataclass
-class RunnerMemory:
-    """What a runner keeps between actions, per device: the last executed step and the
-    episode whose state the device holds (None after a failure or before any reset)."""
+@dataclass(frozen=True)
+class RunnerState:
+    """What a runner knows between messages: its device, the last executed step, the episode
+    whose state the device holds (None before any reset and after a failure), and counts."""
 
-    last: dict[str, Executed] = field(default_factory=dict)
-    episode: dict[str, str | None] = field(default_factory=dict)
-    executed: int = 0  # actions actually run on a device (not replays)
+    device_id: str
+    suite_seed: int = 0
+    stale_after_s: float | None = None
+    last: Executed | None = None
+    episode: str | None = None
+    executed: int = 0  # actions actually run on the device (not replays)
     replayed: int = 0  # redelivered actions answered from `last`
     failed: int = 0  # device.failed events produced
+    dropped: int = 0  # other devices' actions, stale steps and expired actions
 
 
-def decide(device: Device, event: ActionRequested, memory: RunnerMemory | None = None, *,
-           suite_seed: int = 0, guard: ActionGuard | None = None) -> list[Event]:
-    """The events `event` produces on `device` (executing it there); [] if it is not for it."""
-    if event.device_id != device.device_id:
-        return []
-    memory = memory if memory is not None else RunnerMemory()
-    last = memory.last.get(device.device_id)
+@dataclass(frozen=True)
+class Execute:
+    """Run `request.action` on the device, after resetting it to `task` when one is given."""
+
+    request: ActionRequested
+    task: TaskInstance | None
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A redelivered step: publish `events` again (same ids; sinks dedupe them)."""
+
+    request: ActionRequested
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """An action this runner does not act on, and why (kept for the counts and the log)."""
+
+    request: ActionRequested
+    why: str
+
+
+@dataclass(frozen=True)
+class DeviceOutcome:
+    """What happened when a directive ran: the observation, or the failure and its sentence."""
+
+    request: ActionRequested
+    kind: OutcomeKind
+    observation: Observation | None = None
+    message: str = ""
+
+
+Directive = Execute | Replay | Dropped
+Produced = Directive | ObservationRecorded | DeviceFailed
+
+
+def decide(state: RunnerState, message: ActionRequested | DeviceOutcome, now: datetime
+           ) -> list[Produced]:
+    """The directives or events `message` leads to (pure: no device, no clock but `now`)."""
+    if isinstance(message, DeviceOutcome):
+        return [_report(message)]
+    event = message
+    if event.device_id != state.device_id:
+        return [Dropped(event, "for another device")]
+    last = state.last
     if last is not None and last.episode_id == event.episode_id:
         if last.step == event.step:
-            memory.replayed += 1
-            logger.info("re-publishing step %d of episode %s (redelivered action)", event.step,
-                        event.episode_id)
-            return list(last.events)
+            return [Replay(event, last.events)]
         if event.step < last.step:
-            logger.warning("dropping stale action: step %d of episode %s, already at step %d",
-                           event.step, event.episode_id, last.step)
-            return []
-    events = [_execute(device, event, memory, suite_seed, guard or ActionGuard(None))]
-    memory.last[device.device_id] = Executed(event.episode_id, event.step, tuple(events))
-    return list(events)
-
-
-def _execute(device: Device, event: ActionRequested, memory: RunnerMemory, suite_seed: int,
-             guard: ActionGuard) -> Event:
-    device_id = device.device_id
+            return [Dropped(event, f"stale: step {event.step} of {event.episode_id}, already "
+                                   f"at step {last.step}")]
+    if state.stale_after_s is not None:
+        age = (now - event.occurred_at).total_seconds()
+        if age > state.stale_after_s:
+            return [Dropped(event, f"expired: requested {age:.0f} s ago, older than "
+                                   f"{state.stale_after_s:g} s")]
     if event.step == 0:
         if event.task_id is None:
-            return _failed(event, memory, "unavailable",
-                           f"step 0 of episode {event.episode_id} carries no task_id, so "
-                           f"{device_id} cannot be reset; send the task id with the first action")
+            return [_failed(event, "unavailable", f"step 0 of episode {event.episode_id} carries "
+                                                  f"no task_id, so {event.device_id} cannot be "
+                                                  f"reset; send the task id with the first action")]
         try:
-            task = resolve_task(event.task_id, event.task_params, suite_seed)
+            task = resolve_task(event.task_id, event.task_params, state.suite_seed)
         except TaskNotResolved as error:
-            return _failed(event, memory, "unavailable", str(error))
-    elif memory.episode.get(device_id) != event.episode_id:
-        return _failed(event, memory, "unavailable",
-                       f"{device_id} does not hold the state of episode {event.episode_id} (it "
-                       f"was restarted, failed, or moved on); start the episode again from step 0")
-    try:
-        if event.step == 0:
-            guard.call(lambda: device.reset(task), f"reset of {device_id} to {task.task_id}")
-            memory.episode[device_id] = event.episode_id
-        observation = guard.call(lambda: device.act(event.action),
-                                 f"{event.action.action_type} on {device_id}")
-    except DeviceLost as error:
-        return _failed(event, memory, "disconnected", str(error))
-    except (ActionTimedOut, TimeoutError) as error:
-        return _failed(event, memory, "timeout", f"{device_id} timed out: {error}")
-    except DeviceBusy as error:
-        return _failed(event, memory, "unavailable", f"{device_id}: {error}")
-    except DeviceError as error:  # the action failed but the device is alive: the episode goes on
-        return _after_action_error(device, event, memory, guard, error)
-    except Exception as error:  # a bug in the device code must not kill the runner
-        logger.exception("%s crashed executing step %d of %s", device_id, event.step,
-                         event.episode_id)
-        return _failed(event, memory, "crashed",
-                       f"{device_id} crashed: {type(error).__name__}: {error}")
-    memory.executed += 1
-    return _recorded(event, observation)
+            return [_failed(event, "unavailable", str(error))]
+        return [Execute(event, task)]
+    if state.episode != event.episode_id:
+        return [_failed(event, "unavailable",
+                        f"{event.device_id} does not hold the state of episode {event.episode_id} "
+                        f"(it was restarted, failed, or moved on); start the episode again from "
+                        f"step 0")]
+    return [Execute(event, None)]
 
 
-def _after_action_error(device: Device, event: ActionRequested, memory: RunnerMemory,
-                        guard: ActionGuard, error: DeviceError) -> Event:
-    logger.warning("%s could not execute %s: %s", device.device_id, event.action.action_type,
-                   error)
-    try:
-        observation = guard.call(device.observe, f"observe on {device.device_id}")
-    except Exception as second:  # noqa: BLE001 - any failure to observe means the device is gone
-        return _failed(event, memory, "crashed",
-                       f"{device.device_id} failed an action ({error}) and then could not be "
-                       f"observed ({second})")
-    memory.executed += 1
-    return _recorded(event, observation.model_copy(update={"message": str(error)}))
+def evolve(state: RunnerState, event: Produced) -> RunnerState:
+    """The state after `event` (a directive taken or an event published)."""
+    if isinstance(event, Replay):
+        return dataclasses.replace(state, replayed=state.replayed + 1)
+    if isinstance(event, Dropped):
+        return dataclasses.replace(state, dropped=state.dropped + 1)
+    if isinstance(event, Execute):
+        return state
+    if event.device_id != state.device_id:
+        return state
+    executed = Executed(event.episode_id, event.step, (event,))
+    if isinstance(event, ObservationRecorded):
+        return dataclasses.replace(state, last=executed, episode=event.episode_id,
+                                   executed=state.executed + 1)
+    return dataclasses.replace(state, last=executed, episode=None, failed=state.failed + 1)
 
 
-def _recorded(event: ActionRequested, observation: Observation) -> ObservationRecorded:
-    return ObservationRecorded(source=SOURCE, episode_id=event.episode_id,
-                               device_id=event.device_id, step=event.step,
-                               observation=observation, **event.caused())
+def _report(outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
+    event = outcome.request
+    if outcome.kind == "observed" and outcome.observation is not None:
+        return ObservationRecorded(source=SOURCE, episode_id=event.episode_id,
+                                   device_id=event.device_id, step=event.step,
+                                   observation=outcome.observation, **event.caused())
+    reason = _REASONS.get(outcome.kind, "crashed")
+    return _failed(event, reason, outcome.message or f"{event.device_id}: {outcome.kind}")
 
 
-def _failed(event: ActionRequested, memory: RunnerMemory, reason: FailureReason, message: str
-            ) -> DeviceFailed:
-    logger.warning("device %s failed at step %d of %s (%s): %s", event.device_id, event.step,
-                   event.episode_id, reason, message)
-    memory.episode[event.device_id] = None
-    memory.failed += 1
+def _failed(event: ActionRequested, reason: FailureReason, message: str) -> DeviceFailed:
     return DeviceFailed(source=SOURCE, episode_id=event.episode_id, device_id=event.device_id,
                         step=event.step, reason=reason, message=message, **event.caused())
+
+
+class RunnerMemory:
+    """A mutable holder of the runner's current state, so callers can read live counts."""
+
+    def __init__(self, state: RunnerState | None = None) -> None:
+        self.state = state
+
+    def state_for(self, device_id: str, suite_seed: int = 0,
+                  stale_after_s: float | None = None) -> RunnerState:
+        if self.state is None or self.state.device_id != device_id:
+            self.state = RunnerState(device_id, suite_seed, stale_after_s)
+        return self.state
+
+    @property
+    def executed(self) -> int:
+        return self.state.executed if self.state else 0
+
+    @property
+    def replayed(self) -> int:
+        return self.state.replayed if self.state else 0
+
+    @property
+    def failed(self) -> int:
+        return self.state.failed if self.state else 0
+
+    @property
+    def dropped(self) -> int:
+        return self.state.dropped if self.state else 0

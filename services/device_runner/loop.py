@@ -1,4 +1,4 @@
-"""The runner's thin loop: poll actions for one device, decide, publish, then commit."""
+"""The runner's thin loop: poll its device's partition, handle each action, publish, commit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable
 from devices.protocol import Device
 from schemas.episodes import ActionRequested
 from schemas.topics import TOPICS, Topic
-from services.device_runner.decide import RunnerMemory, decide
+from services.device_runner.decide import RunnerMemory
+from services.device_runner.execute import handle
+from services.device_runner.farm import assign_device_partition
 from services.device_runner.guard import ActionGuard
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.admin import create_topics
@@ -36,6 +38,7 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                       on_ready: Callable[[], None] | None = None) -> RunnerMemory:
     """Serves `device` until `stop_event` is set; returns the counts it kept.
 
+    The runner reads only the partition its device's actions are keyed to (see farm.py).
     Each batch's events are published and flushed before its offsets are committed
     (at-least-once); a redelivered action is answered from `memory`, not run again.
     Without `bootstrap`, the configured or local broker is used (and stopped again if
@@ -55,8 +58,9 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
         with TypedBatchConsumer(bootstrap, [actions], settings.group_for(), client_id=client_id,
                                 auto_offset_reset=settings.start_from) as consumer, \
                 TypedProducer(bootstrap, client_id=client_id) as producer:
-            logger.info("device runner for %s reads %s in group %s", settings.device_id,
-                        actions.name, settings.group_for())
+            partition = assign_device_partition(consumer, actions, settings.device_id)
+            logger.info("device runner for %s reads %s[%d], offsets under %s",
+                        settings.device_id, actions.name, partition, settings.group_for())
             if on_ready is not None:
                 on_ready()
             while not stop_event.is_set():
@@ -66,8 +70,8 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                     event = record.event
                     if not isinstance(event, ActionRequested):  # the topic's union forbids it
                         continue
-                    for produced in decide(device, event, memory, suite_seed=settings.suite_seed,
-                                           guard=guard):
+                    for produced in handle(device, event, memory, suite_seed=settings.suite_seed,
+                                           guard=guard, stale_after_s=settings.stale_after_s):
                         sent.append(producer.send(observations, produced))
                 if sent:
                     producer.flush()

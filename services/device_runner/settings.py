@@ -14,13 +14,16 @@ __all__ = [
     "DEFAULT_GROUP_ID",
     "DEFAULT_POLL_TIMEOUT_MS",
     "DEFAULT_SIM_DEVICES",
+    "DEFAULT_STALE_AFTER_S",
     "DeviceRunnerSettings",
     "load_device_runner_settings",
 ]
 
-#: Runners of device D form the group "<prefix>.D": Kafka assigns partitions, not keys, so a
-#: group shared by all devices could hand device A's partition to device B's runner.
+#: Runner offsets of device D are committed as group "<prefix>.D": each runner assigns itself
+#: the one partition its device's actions hash to, and two devices may share a partition.
 DEFAULT_GROUP_ID = "device-runners"
+#: Actions older than this when first read belong to episodes whose rollout gave up long ago.
+DEFAULT_STALE_AFTER_S = 600.0
 #: One poll waits at most this long, so Ctrl-C and the status line are checked often.
 DEFAULT_POLL_TIMEOUT_MS = 200
 #: A sim step takes microseconds and an adb step a few seconds; a minute means the device hangs.
@@ -49,13 +52,19 @@ class DeviceRunnerSettings(BaseSettings):
     )
     group_id: str = Field(
         default=DEFAULT_GROUP_ID, min_length=1,
-        description="Consumer group prefix; the runner of device D joins group '<prefix>.D', so "
-                    "each device has one active member and any extra runner is a standby.",
+        description="Offset group prefix; the runner of device D commits its position on its "
+                    "device's partition as group '<prefix>.D'. Run one runner per device.",
     )
     start_from: Literal["earliest", "latest"] = Field(
-        default="latest",
-        description="Where a device's group starts reading the first time it runs (later runs "
-                    "resume from committed offsets); 'latest' skips actions of old episodes.",
+        default="earliest",
+        description="Where a device's runner starts reading the first time it runs (later runs "
+                    "resume from committed offsets); 'earliest' keeps actions sent before the "
+                    "runner joined, and stale_after_s drops those of long-gone episodes.",
+    )
+    stale_after_s: float | None = Field(
+        default=DEFAULT_STALE_AFTER_S, gt=0,
+        description="Actions requested longer ago than this many seconds are dropped unexecuted "
+                    "(their rollout has timed out); unset keeps every action.",
     )
     poll_timeout_ms: int = Field(
         default=DEFAULT_POLL_TIMEOUT_MS, ge=1, le=60_000,

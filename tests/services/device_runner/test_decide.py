@@ -1,4 +1,5 @@
-"""Unit tests for decide: one action on one SimPhone → the events the runner publishes."""
+"""The runner shell (handle = decide + execute + evolve): one action on one SimPhone → the events
+the runner publishes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from devices.sim import SimPhone
 from schemas.actions import OpenApp
 from schemas.episodes import DeviceFailed, ObservationRecorded
-from services.device_runner.decide import RunnerMemory, decide
+from services.device_runner.decide import RunnerMemory
+from services.device_runner.execute import handle
 from services.device_runner.guard import ActionGuard
 from tests.services.device_runner.helpers import (
     TASK,
@@ -31,7 +33,7 @@ def test_step_zero_resets_to_the_task_and_executes_the_action(phone: SimPhone) -
     phone.reset(TASK.model_copy(update={"initial_state": {}}))
     phone.act(OpenApp(app_name="contacts"))  # leftovers of an earlier episode
     event = request("sim-0", "ep-1", 0)
-    [out] = decide(phone, event)
+    [out] = handle(phone, event)
     assert isinstance(out, ObservationRecorded)
     assert (out.episode_id, out.device_id, out.step) == ("ep-1", "sim-0", 0)
     assert out.correlation_id == "ep-1" and out.causation_id == event.event_id
@@ -43,13 +45,13 @@ def test_step_zero_resets_to_the_task_and_executes_the_action(phone: SimPhone) -
 
 def test_actions_for_another_device_are_ignored(phone: SimPhone) -> None:
     memory = RunnerMemory()
-    assert decide(phone, request("sim-1", "ep-1", 0), memory) == []
-    assert memory.executed == 0 and memory.last == {}
+    assert handle(phone, request("sim-1", "ep-1", 0), memory) == []
+    assert memory.executed == 0 and memory.state.last is None and memory.dropped == 1
 
 
 def test_later_steps_continue_the_episode_in_order(phone: SimPhone) -> None:
     memory = RunnerMemory()
-    outs = [decide(phone, request("sim-0", "ep-1", i), memory)[0] for i in range(3)]
+    outs = [handle(phone, request("sim-0", "ep-1", i), memory)[0] for i in range(3)]
     assert [o.step for o in outs] == [0, 1, 2]
     assert [o.observation.step for o in outs] == [1, 2, 3]
     assert memory.executed == 3
@@ -57,10 +59,10 @@ def test_later_steps_continue_the_episode_in_order(phone: SimPhone) -> None:
 
 def test_a_redelivered_action_is_answered_without_running_it_again(phone: SimPhone) -> None:
     memory = RunnerMemory()
-    decide(phone, request("sim-0", "ep-1", 0), memory)
+    handle(phone, request("sim-0", "ep-1", 0), memory)
     action = request("sim-0", "ep-1", 1)
-    first = decide(phone, action, memory)
-    again = decide(phone, action, memory)
+    first = handle(phone, action, memory)
+    again = handle(phone, action, memory)
     assert again == first  # the same events, same event ids: sinks dedupe them
     assert again[0].event_id == first[0].event_id
     assert step_of(phone) == 2 and memory.executed == 2 and memory.replayed == 1
@@ -69,22 +71,22 @@ def test_a_redelivered_action_is_answered_without_running_it_again(phone: SimPho
 def test_a_stale_older_step_is_dropped(phone: SimPhone) -> None:
     memory = RunnerMemory()
     for i in range(3):
-        decide(phone, request("sim-0", "ep-1", i), memory)
-    assert decide(phone, request("sim-0", "ep-1", 1), memory) == []
+        handle(phone, request("sim-0", "ep-1", i), memory)
+    assert handle(phone, request("sim-0", "ep-1", 1), memory) == []
     assert step_of(phone) == 3
 
 
 def test_a_step_of_an_episode_the_device_does_not_hold_fails_it(phone: SimPhone) -> None:
     memory = RunnerMemory()
-    decide(phone, request("sim-0", "ep-1", 0), memory)
-    [out] = decide(phone, request("sim-0", "ep-2", 4), memory)
+    handle(phone, request("sim-0", "ep-1", 0), memory)
+    [out] = handle(phone, request("sim-0", "ep-2", 4), memory)
     assert isinstance(out, DeviceFailed)
     assert out.reason == "unavailable" and "ep-2" in out.message
     assert step_of(phone) == 1
 
 
 def test_step_zero_without_a_task_fails_with_a_sentence(phone: SimPhone) -> None:
-    [out] = decide(phone, request("sim-0", "ep-1", 0, task=None))
+    [out] = handle(phone, request("sim-0", "ep-1", 0, task=None))
     assert isinstance(out, DeviceFailed) and out.reason == "unavailable"
     assert "task_id" in out.message
 
@@ -92,7 +94,7 @@ def test_step_zero_without_a_task_fails_with_a_sentence(phone: SimPhone) -> None
 def test_an_unknown_task_id_fails_the_episode_instead_of_crashing(phone: SimPhone) -> None:
     event = request("sim-0", "ep-1", 0).model_copy(update={"task_id": "no such task",
                                                            "task_params": None})
-    [out] = decide(phone, event)
+    [out] = handle(phone, event)
     assert isinstance(out, DeviceFailed) and out.reason == "unavailable"
     assert "no such task" in out.message
 
@@ -100,13 +102,13 @@ def test_an_unknown_task_id_fails_the_episode_instead_of_crashing(phone: SimPhon
 def test_a_lost_device_ends_the_episode_and_serves_the_next_one() -> None:
     phone = LosingPhone("sim-0", lose_at=2)
     memory = RunnerMemory()
-    assert isinstance(decide(phone, request("sim-0", "ep-1", 0), memory)[0], ObservationRecorded)
-    [lost] = decide(phone, request("sim-0", "ep-1", 1), memory)
+    assert isinstance(handle(phone, request("sim-0", "ep-1", 0), memory)[0], ObservationRecorded)
+    [lost] = handle(phone, request("sim-0", "ep-1", 1), memory)
     assert isinstance(lost, DeviceFailed) and lost.reason == "disconnected"
     assert "unplugged" in lost.message
-    [after] = decide(phone, request("sim-0", "ep-1", 2), memory)
+    [after] = handle(phone, request("sim-0", "ep-1", 2), memory)
     assert isinstance(after, DeviceFailed) and after.reason == "unavailable"
-    [fresh] = decide(phone, request("sim-0", "ep-2", 0), memory)
+    [fresh] = handle(phone, request("sim-0", "ep-2", 0), memory)
     assert isinstance(fresh, ObservationRecorded) and fresh.episode_id == "ep-2"
     assert memory.failed == 2
 
@@ -116,14 +118,14 @@ def test_a_hanging_device_times_out_and_is_busy_until_it_returns() -> None:
     guard = ActionGuard(0.05)
     memory = RunnerMemory()
     try:
-        [out] = decide(phone, request("sim-0", "ep-1", 0), memory, guard=guard)
+        [out] = handle(phone, request("sim-0", "ep-1", 0), memory, guard=guard)
         assert isinstance(out, DeviceFailed) and out.reason == "timeout"
-        [busy] = decide(phone, request("sim-0", "ep-2", 0), memory, guard=guard)
+        [busy] = handle(phone, request("sim-0", "ep-2", 0), memory, guard=guard)
         assert isinstance(busy, DeviceFailed) and busy.reason == "unavailable"
         assert "busy" in busy.message
         phone.release.set()
         guard._pending.result(timeout=10)  # the hung call finishes once released
-        [ok] = decide(phone, request("sim-0", "ep-3", 0), memory, guard=guard)
+        [ok] = handle(phone, request("sim-0", "ep-3", 0), memory, guard=guard)
         assert isinstance(ok, ObservationRecorded)
     finally:
         phone.release.set()
@@ -131,13 +133,13 @@ def test_a_hanging_device_times_out_and_is_busy_until_it_returns() -> None:
 
 
 def test_a_refused_action_reports_the_screen_and_the_reason() -> None:
-    [out] = decide(RefusingPhone("sim-0"), request("sim-0", "ep-1", 0))
+    [out] = handle(RefusingPhone("sim-0"), request("sim-0", "ep-1", 0))
     assert isinstance(out, ObservationRecorded)
     assert out.observation.message is not None and "locked" in out.observation.message
 
 
 def test_a_bug_in_the_device_becomes_a_crashed_failure() -> None:
-    [out] = decide(CrashingPhone("sim-0"), request("sim-0", "ep-1", 0))
+    [out] = handle(CrashingPhone("sim-0"), request("sim-0", "ep-1", 0))
     assert isinstance(out, DeviceFailed) and out.reason == "crashed"
     assert "ZeroDivisionError" in out.message
 

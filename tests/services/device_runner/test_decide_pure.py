@@ -1,0 +1,98 @@
+"""decide/evolve without a device or a broker: directives, replays, failures named, the fold."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from schemas.episodes import DeviceFailed, ObservationRecorded
+from schemas.observations import Observation
+from services.device_runner.decide import (
+    DeviceOutcome,
+    Dropped,
+    Execute,
+    Replay,
+    RunnerState,
+    decide,
+    evolve,
+)
+from tests.services.device_runner.helpers import TASK, request
+
+NOW = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+SEEN = Observation(step=1, clock_ms=0)
+
+
+def _run(state: RunnerState, step: int, episode: str = "ep-1") -> tuple[RunnerState, object]:
+    """Feeds one action and, when told to execute, a successful outcome."""
+    [directive] = decide(state, request("sim-0", episode, step), NOW)
+    state = evolve(state, directive)
+    if not isinstance(directive, Execute):
+        return state, directive
+    [event] = decide(state, DeviceOutcome(directive.request, "observed", SEEN), NOW)
+    return evolve(state, event), event
+
+
+def test_step_zero_is_a_reset_then_the_action() -> None:
+    [directive] = decide(RunnerState("sim-0"), request("sim-0", "ep-1", 0), NOW)
+    assert isinstance(directive, Execute) and directive.task is not None
+    assert directive.task.task_id == TASK.task_id
+
+
+def test_the_fold_tracks_the_episode_and_counts() -> None:
+    state = RunnerState("sim-0")
+    for step in range(3):
+        state, event = _run(state, step)
+        assert isinstance(event, ObservationRecorded) and event.step == step
+    assert (state.episode, state.last.step, state.executed) == ("ep-1", 2, 3)
+
+
+def test_a_redelivered_step_replays_the_same_events() -> None:
+    state, first = _run(RunnerState("sim-0"), 0)
+    state, again = _run(state, 0)
+    assert isinstance(again, Replay) and again.events == (first,)
+    assert state.replayed == 1 and state.executed == 1
+
+
+def test_other_devices_stale_steps_and_expired_actions_are_dropped() -> None:
+    state = RunnerState("sim-0", stale_after_s=60)
+    [other] = decide(state, request("sim-9", "ep-1", 0), NOW)
+    assert isinstance(other, Dropped)
+    for step in range(3):
+        state, _ = _run(state, step)
+    [old_step] = decide(state, request("sim-0", "ep-1", 1), NOW)
+    assert isinstance(old_step, Dropped) and "stale" in old_step.why
+    late = request("sim-0", "ep-2", 0)
+    [expired] = decide(state, late, late.occurred_at + timedelta(seconds=61))
+    assert isinstance(expired, Dropped) and "expired" in expired.why
+    [fresh] = decide(state, late, late.occurred_at + timedelta(seconds=59))
+    assert isinstance(fresh, Execute)
+
+
+def test_a_failed_reset_is_device_failed_with_its_reason_never_an_observation() -> None:
+    state = RunnerState("sim-0")
+    state, _ = _run(state, 0)
+    [directive] = decide(state, request("sim-0", "ep-2", 0), NOW)
+    [event] = decide(state, DeviceOutcome(directive.request, "reset_failed",
+                                          message="reset failed: provider refused"), NOW)
+    assert isinstance(event, DeviceFailed) and event.reason == "reset_failed"
+    assert event.step == 0 and event.episode_id == "ep-2"
+    state = evolve(state, event)
+    assert state.episode is None and state.failed == 1
+    [next_step] = decide(state, request("sim-0", "ep-2", 1), NOW)
+    assert isinstance(next_step, DeviceFailed) and next_step.reason == "unavailable"
+
+
+def test_each_failure_kind_has_its_reason() -> None:
+    event = request("sim-0", "ep-1", 0)
+    reasons = {kind: decide(RunnerState("sim-0"), DeviceOutcome(event, kind, message="x"),
+                            NOW)[0].reason
+               for kind in ("reset_failed", "lost", "timeout", "busy", "crashed")}
+    assert reasons == {"reset_failed": "reset_failed", "lost": "disconnected",
+                       "timeout": "timeout", "busy": "unavailable", "crashed": "crashed"}
+
+
+def test_decide_and_evolve_do_not_mutate_their_input() -> None:
+    state = RunnerState("sim-0")
+    frozen = dataclasses.replace(state)
+    _run(state, 0)
+    assert state == frozen
