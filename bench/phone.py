@@ -2,8 +2,11 @@
 
 Every figure is the median over --reps repetitions and is set against a baseline measured in
 the same run (a raw dict-update loop, JSON serialisation of the same observations, a deepcopy
-of the same state, raw adbutils shell round trips against the same fake adb server). The
-process is pinned to one CPU core, so the sim figures are single-core figures.
+of the same state). AdbPhone runs through the real adb server (the adbutils wheel's binary,
+on a private port) to a fake adbd answering as stock Android; its per-action latencies are set
+against a shell v2 round trip spoken over a raw socket to the same server and device, and
+adbutils' own shell2 as shipped is measured beside it. The process is pinned to one CPU core
+after the adb server starts, so the sim figures are single-core figures.
 
 How to run (from the repository root; not a test):
 
@@ -13,13 +16,16 @@ How to run (from the repository root; not a test):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import cProfile
 import io
 import logging
 import os
 import pstats
+import socket
 import statistics
+import struct
 import sys
 import tempfile
 import time
@@ -32,7 +38,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-if __package__ in (None, ""):  # run as a script: the fake adb server lives under tests/
+if __package__ in (None, ""):  # run as a script: the fake adbd lives under tests/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devices.adb.phone import AdbPhone
@@ -40,7 +46,7 @@ from devices.adb.settings import AdbSettings
 from devices.protocol import TaskInstance
 from devices.sim import SimPhone
 from schemas.actions import Click, NavigateBack, NavigateHome, OpenApp, ToolCall
-from tests.devices.fake_adb import FakeAdbServer, FakeDevice
+from tests.devices.fake_adbd import RealAdbServer, StockAndroid, stock_device
 
 __all__ = ["main"]
 
@@ -55,6 +61,8 @@ ADB_ACTIONS = 20
 ADB_ROUND_TRIPS = 100
 #: Wide enough for the result table on one line per figure, even when piped to a file.
 TABLE_WIDTH = 132
+#: A tap through AdbCall may cost at most this multiple of a raw-socket shell round trip.
+ADB_TAP_TARGET = 1.2
 #: The figure the issue asks SimPhone tool steps to reach on one core.
 TOOL_STEPS_TARGET = 20_000
 #: A task that never hits its step limit during a repetition (the default stops at 30 steps).
@@ -95,6 +103,11 @@ def _cost_us(n: int, run: Callable[[int], None]) -> float:
     start = time.perf_counter()
     run(n)
     return (time.perf_counter() - start) / n * 1e6
+
+
+def _num(value: float) -> str:
+    """Two decimals for small figures (sub-millisecond latencies), one otherwise."""
+    return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
 
 
 def _median(reps: int, measure: Callable[[], float]) -> float:
@@ -184,48 +197,97 @@ def deepcopies(phone: SimPhone) -> Callable[[int], None]:
     return run
 
 
-# ---- AdbPhone over the fake adb server ----------------------------------------------------
+# ---- AdbPhone through the real adb server and the stock fake adbd -------------------------
 
-SERIAL = "emulator-5554"
+TAP = "input tap 540 1200"
 
 
-def _adb_settings(server: FakeAdbServer, blob_dir: Path) -> AdbSettings:
-    return AdbSettings(host="127.0.0.1", port=server.port, serial=SERIAL, call_timeout_s=10.0,
+def _adb_settings(server: RealAdbServer, serial: str, blob_dir: Path) -> AdbSettings:
+    return AdbSettings(host="127.0.0.1", port=server.port, serial=serial, call_timeout_s=10.0,
                        retries=0, retry_backoff_s=0.0, wait_scale=0.0, screenshots=False,
-                       blob_dir=blob_dir)
+                       blob_dir=blob_dir, profile="stock")
 
 
-def adb_actions(phone: AdbPhone, actions: tuple[object, ...]) -> Callable[[int], None]:
-    def run(n: int) -> None:
-        for i in range(n):
-            phone.act(actions[i % len(actions)])
-    return run
+def _read_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("the adb server closed the connection")
+        data += chunk
+    return data
 
 
-def adb_phone(server: FakeAdbServer, blob_dir: Path) -> AdbPhone:
-    """An AdbPhone on the fake server, reset (outside the timed loops: reset is many calls)."""
-    phone = AdbPhone(SERIAL, settings=_adb_settings(server, blob_dir))
-    phone.reset(BENCH_TASK)
-    return phone
+def raw_socket_shell(port: int, serial: str, command: str) -> None:
+    """The floor: one shell v2 call spoken by hand (transport, service, read until exit)."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        for request, extra in ((f"host:tport:serial:{serial}", 8), (f"shell,v2:{command}", 0)):
+            sock.sendall(f"{len(request):04x}{request}".encode())
+            if _read_exact(sock, 4) != b"OKAY":
+                raise ConnectionError(f"the adb server refused {request!r}")
+            _read_exact(sock, extra)
+        while True:
+            kind, length = struct.unpack("<BI", _read_exact(sock, 5))
+            _read_exact(sock, length)
+            if kind == 3:
+                return
 
 
-def raw_shell(server: FakeAdbServer) -> Callable[[int], None]:
-    """The baseline: bare adbutils shell round trips to the same fake device."""
+def _per_call_ms(n: int, call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        call()
+    return (time.perf_counter() - start) / n * 1000
+
+
+def adb_figures(reps: int, server: RealAdbServer, serial: str, blob_dir: Path) -> list[Figure]:
+    """Per-action latency (ms, medians) against a raw-socket shell round trip of a tap."""
     import adbutils
 
-    def run(n: int) -> None:
-        device = adbutils.AdbClient(host="127.0.0.1", port=server.port).device(serial=SERIAL)
-        for _ in range(n):
-            device.shell("echo ok")
-    return run
+    from devices.adb.client import AdbCall
+
+    raw = _median(reps, lambda: _per_call_ms(ADB_ROUND_TRIPS, lambda: raw_socket_shell(
+        server.port, serial, TAP)))
+    base = "raw socket shell v2 round trip (tap)"
+    stock = adbutils.AdbClient(host="127.0.0.1", port=server.port).device(serial=serial)
+    ours = AdbCall(_adb_settings(server, serial, blob_dir))
+    figures = [
+        Figure("adbutils shell2(v2) tap, as shipped", "ms", _median(reps, lambda: _per_call_ms(
+            ADB_ROUND_TRIPS // 5, lambda: stock.shell2(TAP, v2=True))), base, raw),
+        Figure("AdbCall.shell tap (no spawn, no sleep)", "ms", _median(reps, lambda: _per_call_ms(
+            ADB_ROUND_TRIPS, lambda: ours.shell(TAP))), base, raw),
+    ]
+    phone = AdbPhone(serial, settings=_adb_settings(server, serial, blob_dir))
+    phone.reset(BENCH_TASK)
+    per_action = (
+        ("AdbPhone click (tap + observation)", Click(x=540, y=1200)),
+        ("AdbPhone settings.get", ToolCall(name="settings.get", arguments={"key": "wifi"})),
+        ("AdbPhone contacts.search", ToolCall(name="contacts.search", arguments={"query": "a"})),
+        ("AdbPhone clock.list_alarms", ToolCall(name="clock.list_alarms", arguments={})),
+        ("AdbPhone open_app + home", None),
+    )
+    for name, action in per_action:
+        if action is None:
+            def run() -> None:
+                phone.act(OpenApp(app_name="settings"))
+                phone.act(NavigateHome())
+            cost = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, run)) / 2
+        else:
+            cost = _median(reps, lambda a=action: _per_call_ms(ADB_ACTIONS, lambda: phone.act(a)))
+        figures.append(Figure(name, "ms", cost, base, raw))
+    observe = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, phone.observe))
+    figures.append(Figure("AdbPhone observe (dump + pull)", "ms", observe, base, raw))
+    phone.close()
+    return figures
 
 
 # ---- report -------------------------------------------------------------------------------
 
-def measure(reps: int, console: Console) -> list[Figure]:
+def measure(reps: int, console: Console,
+            adb: tuple[RealAdbServer, str, Path] | None = None) -> list[Figure]:
     figures: list[Figure] = []
     with Progress(console=console, transient=True) as progress:
-        bar = progress.add_task("benchmarking", total=8)
+        bar = progress.add_task("benchmarking", total=12 if adb is not None else 4)
 
         def step(figure: Figure) -> None:
             figures.append(figure)
@@ -244,22 +306,9 @@ def measure(reps: int, console: Console) -> list[Figure]:
             reps, lambda: _cost_us(COPIES, snapshots(phone))), "copy.deepcopy(state)", deep))
         step(Figure("SimPhone fork", "µs", _median(reps, lambda: _cost_us(COPIES, forks(phone))),
                     "copy.deepcopy(state)", deep))
-        with FakeAdbServer({SERIAL: FakeDevice(SimPhone(SERIAL))}) as server, \
-                tempfile.TemporaryDirectory() as tmp:
-            blobs = Path(tmp)
-            shell = _median(reps, lambda: _rate(ADB_ROUND_TRIPS, raw_shell(server)))
-            progress.advance(bar)
-            tools = (ToolCall(name="settings.get", arguments={"key": "wifi"}),
-                     ToolCall(name="contacts.search", arguments={"query": "an"}))
-            device = adb_phone(server, blobs)
-            step(Figure("AdbPhone tool actions (fake adb)", "actions/s", _median(
-                reps, lambda: _rate(ADB_ACTIONS, adb_actions(device, tools))),
-                "raw adbutils shell round trips", shell))
-            gui = (OpenApp(app_name="contacts"), NavigateBack(), NavigateHome())
-            step(Figure("AdbPhone GUI actions (fake adb)", "actions/s", _median(
-                reps, lambda: _rate(ADB_ACTIONS, adb_actions(device, gui))),
-                "raw adbutils shell round trips", shell))
-            device.close()
+        if adb is not None:
+            for figure in adb_figures(reps, *adb):
+                step(figure)
         progress.advance(bar)
     return figures
 
@@ -274,23 +323,38 @@ def profile_tool_steps(console: Console, top: int = 15) -> None:
 
 def main(reps: int = typer.Option(5, min=5, help="Repetitions per figure (median reported)."),
          profile: bool = typer.Option(False, help="Also profile SimPhone tool steps (cProfile)."),
+         with_adb: bool = typer.Option(True, "--adb/--no-adb",
+                                       help="Also measure AdbPhone through the real adb server "
+                                            "(the adbutils wheel's binary) and a stock fake adbd."),
          ) -> None:
     """Measure the phone and print a table of medians with their baselines."""
     console = Console(width=max(Console().width, TABLE_WIDTH))
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core: single-core figures
     logging.basicConfig(level=logging.ERROR)
-    figures = measure(reps, console)
+    with contextlib.ExitStack() as stack:
+        adb = None
+        if with_adb:  # started before pinning, so the adb server keeps every core
+            server = stack.enter_context(RealAdbServer())
+            daemon = stack.enter_context(stock_device(StockAndroid()))
+            server.connect(daemon.serial)
+            adb = (server, daemon.serial, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core: single-core
+        figures = measure(reps, console, adb)
     table = Table("figure", "median", "unit", "baseline", "baseline median", "× baseline",
                   title=f"phone benchmark (medians of {reps} repetitions, one core)")
     for f in figures:
-        table.add_row(f.name, f"{f.value:,.1f}", f.unit, f.baseline_name, f"{f.baseline:,.1f}",
+        table.add_row(f.name, _num(f.value), f.unit, f.baseline_name, _num(f.baseline),
                       f"{f.ratio:.3f}")
     console.print(table)
     tool = figures[0].value
     verdict = "meets" if tool >= TOOL_STEPS_TARGET else "misses"
     console.print(f"SimPhone tool steps: {tool:,.0f}/s {verdict} the {TOOL_STEPS_TARGET:,}/s "
                   f"target on one core")
+    tap = next((f for f in figures if f.name.startswith("AdbCall.shell tap")), None)
+    if tap is not None:
+        verdict = "meets" if tap.ratio <= ADB_TAP_TARGET else "misses"
+        console.print(f"AdbCall tap: {tap.value:.2f} ms = {tap.ratio:.2f}× a raw socket round "
+                      f"trip ({tap.baseline:.2f} ms); {verdict} the ≤{ADB_TAP_TARGET}× target")
     if profile or tool < TOOL_STEPS_TARGET:
         profile_tool_steps(console)
 
