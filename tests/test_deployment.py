@@ -81,3 +81,16 @@ def test_device_runners_each_own_a_distinct_device() -> None:
     ids = [svc["environment"]["FLYWHEEL_DEVICE_RUNNER_DEVICE_ID"]
            for svc in FLYWHEEL.values() if "FLYWHEEL_DEVICE_RUNNER_DEVICE_ID" in svc["environment"]]
     assert len(ids) >= 2 and len(ids) == len(set(ids))
+
+
+def test_phone_runners_use_the_one_configured_adb_server() -> None:
+    adb = SERVICES["adb"]
+    assert adb["entrypoint"] == ["python", "-m", "services.adb_server"]
+    assert adb["command"][0] == "serve" and "phones" in adb["profiles"]
+    phones = [svc for svc in FLYWHEEL.values()
+              if svc["environment"].get("FLYWHEEL_DEVICE_RUNNER_KIND") == "adb"]
+    assert phones, "the phones profile shows at least one phone runner"
+    for svc in phones:
+        env = svc["environment"]
+        assert env["FLYWHEEL_ADB_HOST"] == "adb" and "phones" in svc["profiles"]
+        assert env["FLYWHEEL_DEVICE_RUNNER_ADB_SERIAL"]
