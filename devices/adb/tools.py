@@ -236,8 +236,10 @@ class AdbTools:
             return _error(name, failure.code, failure.message)
         except DeviceLost:
             raise
-        except DeviceError as error:
-            return _error(name, "timeout", str(error))
+        except DeviceError as error:  # exit code, timeout or refusal: each its own code
+            from devices.adb.stock import error_result
+
+            return error_result(name, error)
 
 
 def _error(name: str, code: str, message: str) -> ToolResult:

@@ -66,7 +66,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON inst
 
 
 def _status_line(settings: DeviceRunnerSettings, memory: RunnerMemory, started: float) -> Text:
-    current = memory.episode.get(settings.device_id) or "-"
+    current = (memory.state.episode if memory.state else None) or "-"
     return Text.from_markup(
         f"[bold]{settings.device_id}[/bold] ({settings.kind}) in group {settings.group_for()} · "
         f"executed {memory.executed} · replayed {memory.replayed} · failed {memory.failed} · "

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# adbutils starts `adb start-server` when it cannot connect; /bin/false makes that a no-op,
-# and ADB_MDNS=0 keeps any adb from probing the network. Tests may set env; product code may not.
-os.environ["ADBUTILS_ADB_PATH"] = "/bin/false"
+# adbutils runs `adb start-server` when it cannot connect, and no code path of ours may let it.
+# Rather than hide that with /bin/false, the adb it would run records the attempt and every
+# test here fails if it happened. ADB_MDNS=0 keeps any adb from probing the network.
+_SPAWN_DIR = Path(tempfile.mkdtemp(prefix="flywheel-adb-spawn-"))
+SPAWN_MARKER = _SPAWN_DIR / "adb-start-server-was-run"
+_RECORDER = _SPAWN_DIR / "adb"
+_RECORDER.write_text(f"#!/bin/sh\necho \"$@\" >> {SPAWN_MARKER}\nexit 1\n")
+_RECORDER.chmod(0o755)
+os.environ["ADBUTILS_ADB_PATH"] = str(_RECORDER)
 os.environ["ADB_MDNS"] = "0"
 
 from devices.adb.client import AdbCall
@@ -31,6 +38,13 @@ def make_settings(server: FakeAdbServer, blob_dir: Path, **overrides: object) ->
     }
     values.update(overrides)
     return AdbSettings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _nothing_starts_an_adb_server() -> Iterator[None]:
+    yield
+    assert not SPAWN_MARKER.exists(), (
+        f"adbutils tried to start an adb server: {SPAWN_MARKER.read_text().strip()}")
 
 
 @pytest.fixture

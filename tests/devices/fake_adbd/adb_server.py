@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Self
 
-__all__ = ["RealAdbServer", "adb_binary", "free_port"]
+__all__ = ["RealAdbServer", "adb_binary", "free_port", "spawn_recorder"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,16 @@ def adb_binary() -> Path:
     import adbutils
 
     return Path(adbutils.__file__).parent / "binaries" / "adb"
+
+
+def spawn_recorder(folder: Path) -> tuple[Path, Path]:
+    """An `adb` that only records being run: point ADBUTILS_ADB_PATH at it, then assert the
+    marker does not exist (adbutils runs `adb start-server` when it cannot connect)."""
+    marker = folder / "adb-was-run"
+    recorder = folder / "adb"
+    recorder.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexit 1\n")
+    recorder.chmod(0o755)
+    return recorder, marker
 
 
 def free_port() -> int:

@@ -14,6 +14,7 @@ from services.device_runner.devices import open_device
 from services.device_runner.execute import handle
 from services.device_runner.settings import DeviceRunnerSettings
 from tests.devices.fake_adb import FakeAdbServer, FakeDevice
+from tests.devices.fake_adbd.adb_server import spawn_recorder
 from tests.services.device_runner.helpers import request
 
 SERIAL = "emulator-5554"
@@ -26,8 +27,10 @@ def adb_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Fake
                             "CALL_TIMEOUT_S": "5", "BLOB_DIR": str(tmp_path / "blobs"),
                             "PROFILE": "companion"}.items():
             monkeypatch.setenv(f"FLYWHEEL_ADB_{name}", value)
-        monkeypatch.setenv("ADBUTILS_ADB_PATH", "/bin/false")  # never start a real adb daemon
+        recorder, marker = spawn_recorder(tmp_path)
+        monkeypatch.setenv("ADBUTILS_ADB_PATH", str(recorder))  # records any start-server
         yield server
+        assert not marker.exists(), "something tried to start an adb server"
 
 
 def test_a_sim_runner_gets_a_simphone_with_its_id() -> None:

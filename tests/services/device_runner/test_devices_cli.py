@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -10,15 +12,19 @@ from typer.testing import CliRunner
 from services.cli.main import app
 from streams.broker import free_port
 from tests.devices.fake_adb import FakeAdbServer, FakeDevice
+from tests.devices.fake_adbd.adb_server import spawn_recorder
 
 runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
-def _no_real_adb(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Should anything reach adbutils' auto-start, it runs /bin/false instead of a daemon.
-    monkeypatch.setenv("ADBUTILS_ADB_PATH", "/bin/false")
+def _no_real_adb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    # Listing devices must never start an adb server: the adb adbutils would run records it.
+    recorder, marker = spawn_recorder(tmp_path)
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", str(recorder))
     monkeypatch.setenv("FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES", "2")
+    yield
+    assert not marker.exists(), "something tried to start an adb server"
 
 
 def test_without_an_adb_server_it_lists_sims_and_says_why_no_phones(
