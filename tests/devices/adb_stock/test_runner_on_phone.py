@@ -3,14 +3,22 @@ cannot do is `device.failed` (reset_failed) — never an observation — and the
 
 from __future__ import annotations
 
+import threading
+import uuid
+
+import pytest
+
 from devices.adb.phone import AdbPhone
 from schemas.actions import ToolCall
 from schemas.episodes import DeviceFailed, ObservationRecorded
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.execute import handle
+from services.device_runner.loop import run_device_runner
+from services.device_runner.settings import DeviceRunnerSettings
 from tests.devices.contract import CONTRACT_TASK
 from tests.devices.fake_adbd import FakeAdbd
 from tests.services.device_runner.helpers import request
+from tests.services.device_runner.test_loop import _Collector, _publish
 
 SEARCH = ToolCall(name="contacts.search", arguments={"query": "Zoe"})
 
@@ -32,3 +40,37 @@ def test_failed_reset_then_a_good_episode_then_a_lost_phone(phone: AdbPhone, adb
     [lost] = handle(phone, request(phone.device_id, "ep-2", 1, SEARCH), memory)
     assert isinstance(lost, DeviceFailed) and lost.reason == "disconnected"
     assert (memory.executed, memory.failed) == (1, 3)
+
+
+@pytest.mark.integration
+def test_the_runner_publishes_a_failed_reset_as_device_failed_and_keeps_serving(
+        bootstrap: str, fresh_topic, phone: AdbPhone) -> None:
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    notes = CONTRACT_TASK.model_copy(update={
+        "task_id": "notes-dev-00000-00000002",
+        "initial_state": {"notes": {"notes": [{"title": "x", "body": "y"}]}}})
+    device = phone.device_id
+    _publish(bootstrap, actions, [request(device, "ep-a", 0, SEARCH, task=notes),
+                                  request(device, "ep-b", 0, SEARCH, task=CONTRACT_TASK),
+                                  request(device, "ep-b", 1, SEARCH)])
+    settings = DeviceRunnerSettings(device_id=device, group_id=f"phones-{uuid.uuid4().hex[:8]}",
+                                    poll_timeout_ms=100, kind="adb")
+    stop = threading.Event()
+    memory = RunnerMemory()
+    thread = threading.Thread(target=run_device_runner, args=(settings, phone, stop), kwargs={
+        "bootstrap": bootstrap, "actions": actions, "observations": observations,
+        "memory": memory}, daemon=True)
+    thread.start()
+    collector = _Collector(bootstrap, observations)
+    try:
+        events = collector.until(lambda seen: len(seen) >= 3)
+    finally:
+        collector.close()
+        stop.set()
+        thread.join(30)
+    by_episode = {(e.episode_id, e.step): e for e in events}
+    failed = by_episode[("ep-a", 0)]
+    assert isinstance(failed, DeviceFailed) and failed.reason == "reset_failed"
+    assert isinstance(by_episode[("ep-b", 0)], ObservationRecorded)
+    assert isinstance(by_episode[("ep-b", 1)], ObservationRecorded)
+    assert (memory.executed, memory.failed) == (2, 1)

@@ -10,7 +10,10 @@ from tests.devices.fake_adbd.daemon import FakeAdbd
 __all__ = ["FakeAdbd", "RealAdbServer", "StockAndroid", "stock_device"]
 
 
-def stock_device(android: StockAndroid | None = None, *, port: int = 0) -> FakeAdbd:
+def stock_device(android: StockAndroid | None = None, *, port: int = 0,
+                 features: str | None = None) -> FakeAdbd:
     """A fake adbd whose shell and files are those of `android` (a fresh stock phone by default)."""
     android = android or StockAndroid()
-    return FakeAdbd(android.run, android.files, port=port)
+    if features is None:
+        return FakeAdbd(android.run, android.files, port=port)
+    return FakeAdbd(android.run, android.files, port=port, features=features)

@@ -142,6 +142,7 @@ class StockAndroid:
             for token in [*tokens, ";"]:
                 if token in (";", "&&"):
                     if argv:
+                        argv = [a.replace("$?", str(code)) for a in argv]
                         o, e, code = self._one(argv)
                         out, err = out + o, err + e
                     argv = []

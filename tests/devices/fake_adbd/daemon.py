@@ -6,7 +6,8 @@ with its banner (no AUTH, no TLS: like an emulator or `ro.adb.secure=0`). Each s
 stream: OPEN(local, 0, "service\\0") → OKAY(ours, local); data flows as WRTE, each answered by
 OKAY before the next is sent (no delayed acks); CLSE ends it. Services: `shell:` (v1: raw
 output, then close), `shell,v2[,...]:` (packets id/len/data: 1 stdout, 2 stderr, 3 exit),
-`exec:` and `sync:` (STAT/STA2/LIST/LST2/RECV/SEND/QUIT).
+`exec:` and `sync:` (STAT/STA2/LIST/LST2/RECV/SEND/QUIT). A device built with features lacking
+`shell_v2` is an old phone: clients must fall back to shell v1.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Self
 
-__all__ = ["FakeAdbd", "ShellRunner"]
+__all__ = ["FEATURES", "FakeAdbd", "ShellRunner"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class _Link:
                 if command == A_CNXN:
                     banner = (f"device::ro.product.name={self.daemon.product};ro.product.model="
                               f"{self.daemon.model};ro.product.device={self.daemon.product};"
-                              f"features={FEATURES}")
+                              f"features={self.daemon.features}")
                     self.send(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.encode())
                 elif command == A_OPEN:
                     self._open(arg0, payload.rstrip(b"\0").decode("utf-8", errors="replace"))
@@ -266,8 +267,10 @@ class FakeAdbd:
     """A device on 127.0.0.1:`port`, reached with `adb connect`; `shell` runs its commands."""
 
     def __init__(self, shell: ShellRunner, files: dict[str, bytes] | None = None, *,
-                 model: str = "Pixel_7", product: str = "panther", port: int = 0) -> None:
+                 model: str = "Pixel_7", product: str = "panther", port: int = 0,
+                 features: str = FEATURES) -> None:
         self.shell = shell
+        self.features = features
         self.files: dict[str, bytes] = files if files is not None else {}
         self.model, self.product = model, product
         self.mtime = 1_767_254_400
