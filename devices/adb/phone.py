@@ -254,7 +254,7 @@ class AdbPhone:
 
     def _reset_stock(self, task: TaskInstance) -> None:
         initial = dict(task.initial_state)
-        supported = {"contacts", "clock", "settings", "memory", "user"}
+        supported = {"contacts", "clock", "files", "settings", "memory", "user"}
         unknown = sorted(set(initial) - supported)
         if unknown:
             raise DeviceError(f"task {task.task_id} needs {', '.join(unknown)} state, which the "
@@ -277,8 +277,17 @@ class AdbPhone:
         for row in (clock.get("alarms") or []) if isinstance(clock, dict) else []:
             if row.get("enabled", True) and row.get("time") not in target.alarms:
                 target.alarms.append(str(row["time"]))
+        files = initial.get("files") or {}
+        wanted: dict[str, int] = {}
+        for row in (files.get("files") or []) if isinstance(files, dict) else []:
+            wanted[f"{row['album']}/{row['name']}"] = int(row.get("size_kb") or 64)
         before = Ledger(dict(ledger.contacts), list(ledger.alarms), dict(ledger.settings))
         converge(self.adb, target, baseline=ledger)
+        try:
+            stock.place_files(self.adb, wanted)
+        except stock.BadArguments as error:
+            raise DeviceError(f"task {task.task_id} has a file the phone cannot hold: "
+                              f"{error.message}") from None
         if ledger.contacts != before.contacts:
             save_ledger(self.adb, self.settings.ledger_path, ledger)
 
@@ -311,9 +320,12 @@ class AdbPhone:
         self._check_open()
         if self.stock:
             state = stock.read_device_state(self.adb)
-            return AdbSnapshot(tables={"contacts.contacts": tuple(
-                state["tables"]["contacts"]["contacts"].values()), "clock.alarms": tuple(
-                state["tables"]["clock"]["alarms"].values())}, settings=state["settings"],
+            tables = state["tables"]
+            return AdbSnapshot(tables={
+                "contacts.contacts": tuple(tables["contacts"]["contacts"].values()),
+                "clock.alarms": tuple(tables["clock"]["alarms"].values()),
+                "files.files": tuple(tables["files"]["files"].values())},
+                settings=state["settings"],
                 harness=self.harness.copy(), step=self.step, clock_ms=self.clock_ms)
         tables = {}
         for app, names in TABLES.items():
@@ -335,6 +347,8 @@ class AdbPhone:
                 {str(r["id"]): dict(r) for r in snapshot.tables["contacts.contacts"]},
                 sorted(r["time"] for r in snapshot.tables["clock.alarms"]),
                 dict(snapshot.settings)))
+            stock.place_files(self.adb, {r["id"]: r["size_kb"]
+                                         for r in snapshot.tables["files.files"]})
             self.harness = snapshot.harness.copy()
             self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
             return

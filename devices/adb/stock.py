@@ -10,6 +10,9 @@ AndroidWorld drives real phones:
   content://com.android.contacts/raw_contacts and /data); a contact's id is its raw contact id;
 - alarms and timers: the AlarmClock intents (`am start -a android.intent.action.SET_ALARM …
   SKIP_UI`), read back from `dumpsys alarm` (the clock app's alarm-clock entries);
+- files: shared storage under FILES_ROOT (/sdcard/Flywheel), one folder per album, read with
+  `find … -exec stat`, moved with `mv`, deleted with `rm`; a file's id is its path under the
+  root. Flywheel never touches the owner's files outside that folder;
 - apps: launched by the component `cmd package resolve-activity` names.
 
 What a stock phone cannot do through the shell is listed in `UNSUPPORTED` and answered with
@@ -36,6 +39,7 @@ __all__ = [
     "APP_PACKAGES",
     "CONTACTS_DATA",
     "CONTACTS_RAW",
+    "FILES_ROOT",
     "LAUNCHER_PACKAGES",
     "STOCK_TOOLS",
     "UNSUPPORTED",
@@ -91,7 +95,9 @@ UNSUPPORTED: dict[str, str] = {
     "notes.*": "stock Android has no notes app or provider",
     "maps.*": "Maps keeps its data inside the app",
     "shopping.*": "no stock shopping app",
-    "files.*": "files are not yet mapped onto shared storage (see the README)",
+    "files.tag": "shared storage has no tags",
+    "files.untag": "shared storage has no tags",
+    "files.share": "sharing needs a messaging app the shell user cannot drive",
     "clock.update_alarm": "the AlarmClock intents can set and dismiss alarms, not edit them",
     "clock.toggle_alarm": "the AlarmClock intents cannot re-enable a dismissed alarm by id",
     "clock.cancel_timer": "no AlarmClock intent cancels a running timer",
@@ -298,6 +304,120 @@ def _update_contact(adb: AdbCall, contact_id: str, fields: dict[str, Any]) -> No
         adb.check(_join(commands))
 
 
+# -- files on shared storage -----------------------------------------------------------------
+
+#: The folder of shared storage Flywheel owns: albums are its sub-folders; nothing outside it
+#: is read, moved or deleted, so the owner's own files are safe.
+FILES_ROOT = "/sdcard/Flywheel"
+
+_KINDS = {"photo": (".jpg", ".jpeg", ".png", ".heic", ".webp", ".gif"),
+          "audio": (".mp3", ".m4a", ".ogg", ".wav", ".flac", ".aac")}
+_SAFE_PART = re.compile(r"^[A-Za-z0-9 ._()+,-]+$")
+
+
+def file_kind(name: str) -> str:
+    lower = name.lower()
+    return next((kind for kind, ends in _KINDS.items() if lower.endswith(ends)), "document")
+
+
+def _part(value: str, what: str) -> str:
+    """An album or file name that is one path component (no '/', no '..', printable)."""
+    if not _SAFE_PART.fullmatch(value) or value in (".", ".."):
+        raise BadArguments(f"{what} {value!r} is not a plain name (letters, digits, spaces and "
+                           f"._()+,- only)")
+    return value
+
+
+def file_row(path: str, size: int) -> dict[str, Any] | None:
+    """A file under FILES_ROOT as the files table holds it (None outside an album)."""
+    relative = path[len(FILES_ROOT) + 1:] if path.startswith(FILES_ROOT + "/") else None
+    if relative is None or relative.count("/") != 1:
+        return None
+    album, name = relative.split("/")
+    return {"id": relative, "name": name, "album": album, "kind": file_kind(name),
+            "size_kb": max(1, -(-size // 1024))}
+
+
+def read_files(adb: AdbCall) -> dict[str, dict[str, Any]]:
+    """Every file in an album under FILES_ROOT, by id (its path under the root)."""
+    out = adb.shell(["find", FILES_ROOT, "-type", "f", "-exec", "stat", "-c", "%s %n", "{}", "+"],
+                    idempotent=True)
+    if out.exit_code != 0:
+        if "No such file" in out.error_text + out.text:
+            return {}
+        raise CommandFailed(f"listing {FILES_ROOT} failed (exit {out.exit_code}): "
+                            f"{(out.error_text or out.text).strip()[:160]}", out.exit_code,
+                            out.error_text + out.text)
+    files: dict[str, dict[str, Any]] = {}
+    for line in out.text.splitlines():
+        size, _, path = line.partition(" ")
+        row = file_row(path, int(size)) if size.isdigit() else None
+        if row is not None:
+            files[row["id"]] = row
+    return files
+
+
+def _file(adb: AdbCall, file_id: str) -> dict[str, Any]:
+    row = read_files(adb).get(file_id)
+    if row is None:
+        raise NotFound(f"There is no file with id '{file_id}'.")
+    return row
+
+
+def _files_list(adb: AdbCall, args: dict[str, Any]) -> Any:
+    rows = sorted(read_files(adb).values(), key=lambda r: r["id"])
+    return [r for r in rows if ("album" not in args or r["album"].lower() == args["album"].lower())
+            and ("kind" not in args or r["kind"] == args["kind"])]
+
+
+def _files_search(adb: AdbCall, args: dict[str, Any]) -> Any:
+    needle = args["query"].lower()
+    return [r for r in _files_list(adb, {k: v for k, v in args.items() if k == "kind"})
+            if needle in r["name"].lower() or needle in r["album"].lower()]
+
+
+def _files_move(adb: AdbCall, args: dict[str, Any]) -> Any:
+    row = _file(adb, args["id"])
+    album = _part(args["album"], "album")
+    target = f"{album}/{row['name']}"
+    if target == row["id"]:
+        return row
+    if target in read_files(adb):
+        raise ToolFailure(f"{album} already holds a file named {row['name']}.")
+    adb.check(_join([["mkdir", "-p", f"{FILES_ROOT}/{album}"],
+                     ["mv", "--", f"{FILES_ROOT}/{row['id']}", f"{FILES_ROOT}/{target}"]]))
+    return _file(adb, target)
+
+
+def _files_delete(adb: AdbCall, args: dict[str, Any]) -> Any:
+    row = _file(adb, args["id"])
+    adb.check(["rm", "--", f"{FILES_ROOT}/{row['id']}"], idempotent=True)
+    return row
+
+
+def place_files(adb: AdbCall, wanted: dict[str, int]) -> tuple[int, int]:
+    """Makes FILES_ROOT hold exactly `wanted` (id → size in KiB); returns (deleted, written).
+
+    Files are compared by id and size; a missing or different one is written with filler
+    bytes of its size (tasks care about names, albums and sizes, not contents)."""
+    current = read_files(adb)
+    extra = [fid for fid, row in current.items() if wanted.get(fid) != row["size_kb"]]
+    if extra:
+        adb.check(_join([["rm", "-f", "--", f"{FILES_ROOT}/{fid}"] for fid in extra]),
+                  idempotent=True)
+    written = 0
+    for fid, size_kb in sorted(wanted.items()):
+        if fid in current and fid not in extra:
+            continue
+        album, name = fid.split("/")
+        _part(album, "album")
+        _part(name, "file name")
+        adb.check(["mkdir", "-p", f"{FILES_ROOT}/{album}"], idempotent=True)
+        adb.push(b"\0" * (size_kb * 1024), f"{FILES_ROOT}/{fid}")
+        written += 1
+    return len(extra), written
+
+
 # -- alarms and timers -----------------------------------------------------------------------
 
 _ALARM_HEAD = re.compile(r"^\s+(RTC_WAKEUP|RTC|ELAPSED_REALTIME_WAKEUP|ELAPSED_REALTIME|"
@@ -383,7 +503,8 @@ def read_device_state(adb: AdbCall) -> dict[str, Any]:
     """The phone's part of the final state: {"tables": {app: {table: {id: row}}}, "settings"}."""
     alarms, timers = read_clock(adb)
     return {"tables": {"contacts": {"contacts": read_contacts(adb)},
-                       "clock": {"alarms": alarms, "timers": timers}},
+                       "clock": {"alarms": alarms, "timers": timers},
+                       "files": {"files": read_files(adb)}},
             "settings": read_settings(adb)}
 
 
@@ -508,6 +629,11 @@ STOCK_TOOLS: dict[str, Handler] = {
     "clock.delete_alarm": _delete_alarm,
     "clock.start_timer": _start_timer,
     "clock.list_timers": _list_timers,
+    "files.list": _files_list,
+    "files.search": _files_search,
+    "files.get": lambda adb, args: _file(adb, args["id"]),
+    "files.move": _files_move,
+    "files.delete": _files_delete,
 }
 
 

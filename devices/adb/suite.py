@@ -67,6 +67,8 @@ class Expect:
     contacts_removed: tuple[str, ...] = ()  # by name
     alarms_added: tuple[str, ...] = ()  # HH:MM
     alarms_removed: tuple[str, ...] = ()
+    files_moved: tuple[tuple[str, str], ...] = ()  # (file name, album it must end in)
+    files_removed: tuple[str, ...] = ()  # by name
     answer_contains: str | None = None
 
 
@@ -81,6 +83,11 @@ class DeviceCheck(Frozen):
 
 def _contacts(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return state["tables"]["contacts"]["contacts"]
+
+
+def _files_by_name(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    rows = state["tables"].get("files", {}).get("files", {}).values()
+    return {row["name"]: row for row in rows}
 
 
 def _alarm_times(state: dict[str, Any]) -> list[str]:
@@ -123,6 +130,20 @@ def check_change(expect: Expect, before: dict[str, Any], after: dict[str, Any]) 
                    if t not in expect.alarms_added]
     violations += [f"alarm {t} removed" for t in sorted(set(old_alarms) - set(new_alarms))
                    if t not in expect.alarms_removed]
+    old_files, new_files = _files_by_name(before), _files_by_name(after)
+    for name, album in expect.files_moved:
+        subgoals.append((f"file {name} in {album}",
+                         new_files.get(name, {}).get("album") == album))
+    for name in expect.files_removed:
+        subgoals.append((f"file {name} deleted", name in old_files and name not in new_files))
+    moved = dict(expect.files_moved)
+    for name, row in old_files.items():
+        now = new_files.get(name)
+        if now is None and name not in expect.files_removed:
+            violations.append(f"file {name} deleted")
+        elif now is not None and now["album"] != row["album"] and name not in moved:
+            violations.append(f"file {name} moved to {now['album']}")
+    violations += [f"file {n} created" for n in new_files if n not in old_files]
     if expect.answer_contains is not None:
         answer = after.get("answer") or ""
         subgoals.append(("answer names the phone's value",
@@ -254,6 +275,44 @@ def _alarm_off_gui_oracle(p: dict[str, Any]) -> Script:
     yield Finish()
 
 
+_FILE_NAMES = ("beach.jpg", "receipt.pdf", "voice-memo.m4a", "passport-scan.png", "lease.pdf",
+               "birthday.jpg", "podcast.mp3", "notes-2025.txt")
+_ALBUMS = ("Camera", "Documents", "Holidays", "Recordings", "Work")
+
+
+def _files_params(rng: random.Random) -> dict[str, Any]:
+    target, other = rng.sample(_FILE_NAMES, 2)
+    source, album, other_album = rng.sample(_ALBUMS, 3)
+    return {"name": target, "from": source, "album": album, "other": other,
+            "other_album": other_album}
+
+
+def _files_initial(p: dict[str, Any]) -> dict[str, Any]:
+    return {"files": {"files": [{"name": p["name"], "album": p["from"], "size_kb": 48},
+                                {"name": p["other"], "album": p["other_album"], "size_kb": 16}]}}
+
+
+def _file_id(obs: Observation, name: str) -> str | None:
+    rows = obs.result.value if obs.result is not None and obs.result.ok else []
+    return next((r["id"] for r in rows if isinstance(r, dict) and r.get("name") == name), None)
+
+
+def _move_oracle(p: dict[str, Any]) -> Script:
+    obs = yield ToolCall(name="files.search", arguments={"query": p["name"]})
+    file_id = _file_id(obs, p["name"])
+    if file_id is not None:
+        yield ToolCall(name="files.move", arguments={"id": file_id, "album": p["album"]})
+    yield Finish()
+
+
+def _file_delete_oracle(p: dict[str, Any]) -> Script:
+    obs = yield ToolCall(name="files.search", arguments={"query": p["name"]})
+    file_id = _file_id(obs, p["name"])
+    if file_id is not None:
+        yield ToolCall(name="files.delete", arguments={"id": file_id})
+    yield Finish()
+
+
 def _time(rng: random.Random) -> str:
     return f"{rng.randint(5, 10):02d}:{rng.choice((0, 15, 30, 45)):02d}"
 
@@ -294,6 +353,14 @@ DEVICE_TEMPLATES: tuple[DeviceTemplate, ...] = (
         "stock_alarm_set", "tool", ("clock",), lambda rng: {"time": _time(rng)},
         lambda p: f"Set an alarm for {p['time']}.", lambda p: {},
         lambda p: Expect(alarms_added=(p["time"],)), _alarm_oracle),
+    DeviceTemplate(
+        "stock_files_move", "tool", ("files",), _files_params,
+        lambda p: f"Move {p['name']} into the {p['album']} album.", _files_initial,
+        lambda p: Expect(files_moved=((p["name"], p["album"]),)), _move_oracle),
+    DeviceTemplate(
+        "stock_files_delete", "tool", ("files",), _files_params,
+        lambda p: f"Delete the file {p['name']}.", _files_initial,
+        lambda p: Expect(files_removed=(p["name"],)), _file_delete_oracle),
     DeviceTemplate(
         "stock_gui_dark_theme", "gui", ("settings",), lambda rng: {"value": rng.random() < 0.5},
         lambda p: f"In the Settings app, turn {'on' if p['value'] else 'off'} Dark theme.",

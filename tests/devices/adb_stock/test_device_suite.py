@@ -122,3 +122,21 @@ def test_check_change_is_a_whole_state_diff() -> None:
     alarm = Expect(alarms_added=("07:30",))
     assert check_change(alarm, _state({}), _state({}, ("07:30",))).score == 1.0
     assert check_change(alarm, _state({}), _state({}, ("07:30", "08:00"))).score == 0.0
+
+
+def test_file_changes_are_checked_by_name_and_album() -> None:
+    def files(*rows: tuple[str, str]) -> dict[str, object]:
+        state = _state({})
+        state["tables"]["files"] = {"files": {f"{a}/{n}": {"id": f"{a}/{n}", "name": n,
+                                                            "album": a} for n, a in rows}}
+        return state
+
+    before = files(("a.jpg", "Camera"), ("b.pdf", "Work"))
+    expect = Expect(files_moved=(("a.jpg", "Holidays"),))
+    assert check_change(expect, before, files(("a.jpg", "Holidays"), ("b.pdf", "Work"))).score == 1
+    also = check_change(expect, before, files(("a.jpg", "Holidays"), ("b.pdf", "Camera")))
+    assert also.score == 0 and also.violations == ["file b.pdf moved to Camera"]
+    gone = check_change(Expect(files_removed=("a.jpg",)), before, files(("b.pdf", "Work")))
+    assert gone.score == 1
+    assert check_change(Expect(files_removed=("a.jpg",)), before, files()).violations == [
+        "file b.pdf deleted"]

@@ -190,3 +190,30 @@ def test_final_state_has_the_contract_shape(phone: AdbPhone) -> None:
                           "clock_ms"}
     assert state["settings"]["bluetooth"] is True and state["memory"] == {"k": "v"}
     assert state["log"][0]["name"] == "settings.toggle"
+
+
+FILES_TASK = CONTRACT_TASK.model_copy(update={"initial_state": {"files": {"files": [
+    {"name": "beach.jpg", "album": "Holidays", "size_kb": 3},
+    {"name": "lease.pdf", "album": "Documents", "size_kb": 1}]}}})
+
+
+def test_files_live_in_flywheels_folder_and_the_owners_stay_untouched(
+        phone: AdbPhone, android: StockAndroid) -> None:
+    android.files["/sdcard/DCIM/Camera/own.jpg"] = b"mine"
+    phone.reset(FILES_TASK)
+    listed = _call(phone, "files.list").value
+    assert [(f["id"], f["kind"], f["size_kb"]) for f in listed] == [
+        ("Documents/lease.pdf", "document", 1), ("Holidays/beach.jpg", "photo", 3)]
+    moved = _call(phone, "files.move", id="Holidays/beach.jpg", album="Camera roll").value
+    assert moved["id"] == "Camera roll/beach.jpg" and moved["album"] == "Camera roll"
+    assert "/sdcard/Flywheel/Camera roll/beach.jpg" in android.files
+    assert _call(phone, "files.delete", id="Documents/lease.pdf").ok
+    escape = _call(phone, "files.move", id="Camera roll/beach.jpg", album="../DCIM")
+    assert escape.error.code == "bad_arguments"
+    assert _call(phone, "files.tag", id="Camera roll/beach.jpg", tag="x").error.code == \
+        "unsupported"
+    phone.reset(FILES_TASK)
+    assert sorted(f["id"] for f in _call(phone, "files.list").value) == [
+        "Documents/lease.pdf", "Holidays/beach.jpg"]
+    assert android.files["/sdcard/DCIM/Camera/own.jpg"] == b"mine"
+    assert not any("/sdcard/DCIM" in c for c in android.history)

@@ -186,9 +186,35 @@ class StockAndroid:
         return data, b"", 0
 
     def _cmd_rm(self, args: list[str]) -> Output:
+        recursive = any(a.startswith("-") and "r" in a for a in args)
         for path in (a for a in args if not a.startswith("-")):
-            self.files.pop(path, None)
+            if path in self.files:
+                del self.files[path]
+            elif recursive:
+                for name in [n for n in self.files if n.startswith(path.rstrip("/") + "/")]:
+                    del self.files[name]
+            elif "-f" not in args:
+                return _err(f"rm: {path}: No such file or directory")
         return _ok()
+
+    def _cmd_mkdir(self, args: list[str]) -> Output:
+        return _ok()  # folders exist through the files in them
+
+    def _cmd_mv(self, args: list[str]) -> Output:
+        src, dst = (a for a in args if a != "--")
+        if src not in self.files:
+            return _err(f"mv: {src}: No such file or directory")
+        self.files[dst] = self.files.pop(src)
+        return _ok()
+
+    def _cmd_find(self, args: list[str]) -> Output:
+        if args[1:] != ["-type", "f", "-exec", "stat", "-c", "%s %n", "{}", "+"]:
+            return _err(f"find: unsupported arguments {args[1:]}")
+        root = args[0].rstrip("/") + "/"
+        found = sorted(name for name in self.files if name.startswith(root))
+        if not found:
+            return _err(f"find: {args[0]}: No such file or directory")
+        return _ok("".join(f"{len(self.files[name])} {name}\n" for name in found))
 
     def _cmd_ls(self, args: list[str]) -> Output:
         path = next((a for a in args if not a.startswith("-")), "/sdcard")
