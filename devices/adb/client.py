@@ -78,6 +78,11 @@ class CallTimedOut(DeviceError):
     """A non-idempotent adb call ran past its timeout; the device still answers afterwards."""
 
 
+if not all(hasattr(AdbConnection, name) for name in ("_safe_connect", "_create_socket")):
+    raise ImportError(f"adbutils {getattr(adbutils, '__version__', '?')} changed its connection "
+                      f"class; install adbutils>=2.12,<3 (see pyproject.toml)")
+
+
 class _NoSpawnConnection(AdbConnection):
     """An adbutils connection that never starts an adb server and closes without sleeping."""
 

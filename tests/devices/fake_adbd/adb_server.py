@@ -24,9 +24,10 @@ READY_TIMEOUT_S = 20.0
 
 
 def adb_binary() -> Path:
-    import adbutils
+    """The adbutils wheel's adb (exec bit restored if the install dropped it)."""
+    from services.adb_server.__main__ import adb_binary as wheel_adb
 
-    return Path(adbutils.__file__).parent / "binaries" / "adb"
+    return wheel_adb()
 
 
 def spawn_recorder(folder: Path) -> tuple[Path, Path]:
