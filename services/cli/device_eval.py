@@ -37,6 +37,9 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
         raise typer.Exit(2)
     try:
         phone = AdbPhone(settings.serial, settings=settings)
+        if not phone.adb.is_present():
+            raise DeviceError(f"device {phone.device_id} is not attached to the adb server at "
+                              f"{settings.host}:{settings.port}; check `flywheel devices list`")
     except DeviceError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None

@@ -140,3 +140,17 @@ def test_file_changes_are_checked_by_name_and_album() -> None:
     assert gone.score == 1
     assert check_change(Expect(files_removed=("a.jpg",)), before, files()).violations == [
         "file b.pdf deleted"]
+
+
+def test_no_server_or_no_phone_is_one_sentence(monkeypatch: pytest.MonkeyPatch,
+                                               adb_server: RealAdbServer) -> None:
+    from tests.devices.fake_adbd.adb_server import free_port
+
+    monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(free_port()))  # nothing listens there
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "did not answer" in " ".join(result.output.split())
+    monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(adb_server.port))
+    monkeypatch.setenv("FLYWHEEL_ADB_SERIAL", "127.0.0.1:1")
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle"])
+    assert result.exit_code == 1 and "is not attached" in " ".join(result.output.split())
