@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from devices.adb.client import AdbCall, CommandFailed
 from devices.adb.stock import (
-    alarm_intent,
     delete_contact,
     dismiss_intent,
     insert_contact,
     read_device_state,
     setting_write_commands,
 )
+from devices.adb.tools import alarm_intent
 from devices.protocol import DeviceError
 
 __all__ = ["LEDGER_VERSION", "Ledger", "StockRestore", "converge", "load_ledger", "save_ledger"]
@@ -127,13 +128,11 @@ def converge(adb: AdbCall, target: Ledger, *, baseline: Ledger | None = None
         _intent(adb, dismiss_intent(time))
         dismissed += 1
     for time in sorted(set(target.alarms) - set(times)):
-        _intent(adb, alarm_intent(time))
+        _intent(adb, alarm_intent(time, None, None))
         set_ += 1
     commands = [c for key, value in target.settings.items()
                 if state["settings"].get(key) != value for c in setting_write_commands(key, value)]
     if commands:
-        import shlex
-
         adb.check(" && ".join(shlex.join(c) for c in commands))
     return StockRestore(deleted, created, dismissed, set_, len(commands))
 

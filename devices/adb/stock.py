@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,7 +32,9 @@ from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall, CallTimedOut, CommandFailed
+from devices.adb.tools import alarm_intent, catalogue, timer_intent
 from devices.protocol import DeviceError, DeviceLost
+from devices.sim.apps.settings import check_value
 from devices.sim.tools import BadArguments, NotFound, ToolFailure, ToolSpec
 from schemas.observations import ToolError, ToolResult
 
@@ -154,8 +157,6 @@ def read_setting(adb: AdbCall, key: str) -> Any:
 
 def read_settings(adb: AdbCall) -> dict[str, Any]:
     """Every managed setting in one shell round trip (each read prints exactly one line)."""
-    import shlex
-
     keys = list(STOCK_SETTINGS)
     commands = [["cmd", "media_session", "volume", "--stream", "2", "--get"] if key ==
                 "volume_ring" else ANDROID_SETTINGS[key].read_command() for key in keys]
@@ -282,8 +283,6 @@ def delete_contact(adb: AdbCall, contact_id: str) -> None:
 
 
 def _join(commands: list[list[str]]) -> str:
-    import shlex
-
     return " && ".join(shlex.join(c) for c in commands)
 
 
@@ -481,13 +480,6 @@ def read_clock(adb: AdbCall) -> tuple[dict[str, dict[str, Any]], dict[str, dict[
     return parse_alarm_dump(adb.check(["dumpsys", "alarm"], idempotent=True))
 
 
-def alarm_intent(time: str, label: str | None = None, days: list[str] | None = None
-                 ) -> list[str]:
-    from devices.adb.tools import alarm_intent as companion_intent
-
-    return companion_intent(time, label, days)
-
-
 def dismiss_intent(time: str) -> list[str]:
     """AlarmClock.ACTION_DISMISS_ALARM by time (the clock app turns the matching alarm off)."""
     hour, minute = (int(part) for part in time.split(":"))
@@ -514,8 +506,6 @@ Handler = Callable[[AdbCall, dict[str, Any]], Any]
 
 
 def _settings_set(adb: AdbCall, args: dict[str, Any]) -> Any:
-    from devices.sim.apps.settings import check_value
-
     key = args["key"]
     value = check_value(key, args["value"])
     previous = read_setting(adb, key)
@@ -593,8 +583,6 @@ def _delete_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
 
 def _start_timer(adb: AdbCall, args: dict[str, Any]) -> Any:
     before = len(read_clock(adb)[1])
-    from devices.adb.tools import timer_intent
-
     adb.check(timer_intent(args["seconds"], args.get("label")))
     timers = list(read_clock(adb)[1].values())
     if len(timers) <= before:
@@ -661,8 +649,6 @@ class StockTools:
     """Runs tool calls on a stock phone: argument check, then the stock mapping above."""
 
     def __init__(self, adb: AdbCall) -> None:
-        from devices.adb.tools import catalogue
-
         self.adb = adb
         self.registry = catalogue()
 

@@ -12,6 +12,7 @@ the same partition keep separate positions (each skips the other's actions).
 from __future__ import annotations
 
 import logging
+import time
 
 from kafka import TopicPartition
 from kafka.partitioner.default import murmur2
@@ -51,8 +52,6 @@ def assign_device_partition(consumer: TypedBatchConsumer, topic: Topic, device_i
 
 
 def _partition_count(consumer: TypedBatchConsumer, topic: Topic) -> int:
-    import time
-
     deadline = time.monotonic() + METADATA_TIMEOUT_S
     while time.monotonic() < deadline:
         found = consumer.kafka.partitions_for_topic(topic.name)
