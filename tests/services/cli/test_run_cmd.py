@@ -118,9 +118,9 @@ def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: P
         observed: list[str] = []
         with TypedProducer(bootstrap, client_id="test-run-rollout") as producer:
             while not observed:
-                # The runner's group starts at the latest offset once it has joined, so the
-                # same action is re-sent until it is served; a redelivery is answered from the
-                # runner's memory with the same event ids, which the archive dedupes.
+                # The same action is re-sent until the archive shows it served; the runner
+                # reads its partition from the earliest offset, and each repeat is answered
+                # from its memory with the same event ids, which the archive dedupes.
                 producer.send(TOPICS["flywheel.actions"], action)
                 producer.flush()
                 time.sleep(1.0)
