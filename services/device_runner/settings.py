@@ -64,7 +64,8 @@ class DeviceRunnerSettings(BaseSettings):
     stale_after_s: float | None = Field(
         default=DEFAULT_STALE_AFTER_S, gt=0,
         description="Actions requested longer ago than this many seconds are dropped unexecuted "
-                    "(their rollout has timed out); unset keeps every action.",
+                    "(their rollout has timed out; rollout and runner clocks must agree well "
+                    "within this); unset keeps every action.",
     )
     poll_timeout_ms: int = Field(
         default=DEFAULT_POLL_TIMEOUT_MS, ge=1, le=60_000,
