@@ -46,6 +46,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: A timer read back from `dumpsys alarm` has run for the rest of the episode: this much may
+#: have elapsed between the intent and the final read.
+TIMER_SLACK_S = 120
+
 #: Contact fields a checker compares (ids are the phone's own and never expected).
 CONTACT_FIELDS = ("name", "phone", "email", "company", "starred")
 
@@ -69,6 +73,7 @@ class Expect:
     alarms_removed: tuple[str, ...] = ()
     files_moved: tuple[tuple[str, str], ...] = ()  # (file name, album it must end in)
     files_removed: tuple[str, ...] = ()  # by name
+    timer_seconds: int | None = None  # one new timer of about this length
     answer_contains: str | None = None
 
 
@@ -144,6 +149,15 @@ def check_change(expect: Expect, before: dict[str, Any], after: dict[str, Any]) 
         elif now is not None and now["album"] != row["album"] and name not in moved:
             violations.append(f"file {name} moved to {now['album']}")
     violations += [f"file {n} created" for n in new_files if n not in old_files]
+    old_timers = list(before["tables"]["clock"].get("timers", {}).values())
+    new_timers = list(after["tables"]["clock"].get("timers", {}).values())
+    started = len(new_timers) - len(old_timers)
+    if expect.timer_seconds is not None:
+        low = expect.timer_seconds - TIMER_SLACK_S
+        subgoals.append((f"timer of {expect.timer_seconds} s started", started == 1 and any(
+            low <= (t.get("seconds_left") or -1) <= expect.timer_seconds for t in new_timers)))
+    elif started > 0:
+        violations.append(f"{started} timer(s) started")
     if expect.answer_contains is not None:
         answer = after.get("answer") or ""
         subgoals.append(("answer names the phone's value",
@@ -313,6 +327,11 @@ def _file_delete_oracle(p: dict[str, Any]) -> Script:
     yield Finish()
 
 
+def _timer_oracle(p: dict[str, Any]) -> Script:
+    yield ToolCall(name="clock.start_timer", arguments={"seconds": p["minutes"] * 60})
+    yield Finish()
+
+
 def _time(rng: random.Random) -> str:
     return f"{rng.randint(5, 10):02d}:{rng.choice((0, 15, 30, 45)):02d}"
 
@@ -353,6 +372,11 @@ DEVICE_TEMPLATES: tuple[DeviceTemplate, ...] = (
         "stock_alarm_set", "tool", ("clock",), lambda rng: {"time": _time(rng)},
         lambda p: f"Set an alarm for {p['time']}.", lambda p: {},
         lambda p: Expect(alarms_added=(p["time"],)), _alarm_oracle),
+    DeviceTemplate(
+        "stock_timer_start", "tool", ("clock",), lambda rng: {"minutes": rng.choice((3, 5, 10,
+                                                                                     25))},
+        lambda p: f"Start a {p['minutes']}-minute timer.", lambda p: {},
+        lambda p: Expect(timer_seconds=p["minutes"] * 60), _timer_oracle),
     DeviceTemplate(
         "stock_files_move", "tool", ("files",), _files_params,
         lambda p: f"Move {p['name']} into the {p['album']} album.", _files_initial,

@@ -154,3 +154,18 @@ def test_no_server_or_no_phone_is_one_sentence(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("FLYWHEEL_ADB_SERIAL", "127.0.0.1:1")
     result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle"])
     assert result.exit_code == 1 and "is not attached" in " ".join(result.output.split())
+
+
+def test_timers_started_unasked_are_extra_writes() -> None:
+    def timers(*left: int) -> dict[str, object]:
+        state = _state({})
+        state["tables"]["clock"]["timers"] = {f"tm{i}": {"id": f"tm{i}", "seconds_left": s}
+                                              for i, s in enumerate(left)}
+        return state
+
+    asked = Expect(timer_seconds=300)
+    assert check_change(asked, timers(), timers(290)).score == 1.0
+    assert check_change(asked, timers(), timers(60)).score == 0.0  # the wrong length
+    assert check_change(asked, timers(), timers(300, 300)).score == 0.0  # two started
+    unasked = check_change(Expect(settings={"wifi": True}), timers(), timers(300))
+    assert unasked.violations == ["1 timer(s) started"]
