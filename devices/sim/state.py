@@ -360,6 +360,17 @@ class SimState:
         state.versions = dict.fromkeys(APPS, 0)
         return state
 
+    def to_final_json(self) -> dict[str, Any]:
+        """The final-state JSON checkers score (devices.suite.state_view): tables, settings,
+        memory, log, answer, goal status and clock, all plain JSON."""
+        tables: dict[str, dict[str, dict[str, Any]]] = {app: {} for app in TABLES}
+        for key, rows in self._tables.items():
+            app, table = key.split(".", 1)
+            tables[app][table] = {row_id: copy_json(r) for row_id, r in rows.items()}
+        return {"tables": tables, "settings": dict(self._settings),
+                "memory": copy_json(self._memory), "log": [e.to_dict() for e in self._log],
+                "answer": self.answer, "goal_status": self.goal_status, "clock_ms": self.clock_ms}
+
     def fingerprint(self) -> dict[str, Any]:
         """Everything observable as plain JSON (for determinism checks and debugging)."""
         return {

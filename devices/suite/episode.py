@@ -8,7 +8,7 @@ from typing import Any
 
 from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import Policy
-from devices.suite.registry import get_template
+from devices.suite.scoring import score_final_state
 
 __all__ = ["EpisodeResult", "run_episode", "score_state"]
 
@@ -28,11 +28,8 @@ class EpisodeResult:
 
 
 def score_state(task: TaskInstance, state: Any) -> float:
-    """The template's checker on `state`, validated to lie in [0, 1]."""
-    score = float(get_template(task.template).is_successful(state, dict(task.params)))
-    if not 0.0 <= score <= 1.0:
-        raise ValueError(f"checker of {task.template} returned {score}, outside [0, 1]")
-    return score
+    """The template's checker on a device state (anything with `to_final_json()`), in [0, 1]."""
+    return score_final_state(task, state.to_final_json()).score
 
 
 def run_episode(phone: Any, task: TaskInstance, policy: Policy) -> EpisodeResult:
