@@ -41,6 +41,13 @@ TABLES: dict[str, dict[str, str]] = {
     "maps": {"places": "pl", "saved": "sv", "trips": "tr"},
     "shopping": {"products": "pr", "cart": "ci", "orders": "or"},
     "files": {"files": "f"},
+    "bank": {"accounts": "ac", "transactions": "tx", "payees": "py", "payments": "pm"},
+    "health": {"activities": "ha", "measurements": "hm", "medications": "md"},
+    "music": {"tracks": "tk", "playlists": "pls"},
+    "travel": {"flights": "fl", "hotels": "ho", "bookings": "bk"},
+    "recipes": {"recipes": "rc"},
+    "weather": {"cities": "wc"},
+    "reminders": {"reminders": "rm"},
 }
 APPS: tuple[str, ...] = tuple(TABLES)
 
