@@ -11,6 +11,7 @@ email was asked, a navigation where only a bookmark was) fails the task.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -33,7 +34,7 @@ from devices.suite.templates._hkit import (
     row_where,
     rows_of,
 )
-from devices.suite.templates._kit import S, call, finish, params_schema
+from devices.suite.templates._kit import call, finish
 from schemas.actions import UseSkill
 
 __all__ = ["TEMPLATES"]
@@ -180,7 +181,7 @@ class BlockTime(_Meeting):
 class _Device(_Skill):
     apps = DEVICE_APPS
     tier = "easy"
-    start_settings: ClassVar[dict[str, Any]] = {}
+    start_settings: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"settings": dict(self.start_settings)} if self.start_settings else {}
@@ -240,7 +241,8 @@ class Morning(_Device):
     name = "skill_morning"
     skill = "morning_mode"
     goal_template = "Good morning! Set the phone up for the day with the screen at {level}%."
-    start_settings = {"do_not_disturb": True, "dark_mode": True, "brightness": 10}
+    start_settings = MappingProxyType({"do_not_disturb": True, "dark_mode": True,
+                                      "brightness": 10})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"level": rng.choice((55, 65, 70, 75, 90, 95))}
@@ -290,7 +292,7 @@ class Travel(_Device):
     name = "skill_travel"
     skill = "travel_mode"
     goal_template = "They're boarding my flight, get the phone ready for it."
-    start_settings = {"bluetooth": True}
+    start_settings = MappingProxyType({"bluetooth": True})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {}
@@ -307,8 +309,8 @@ class Landing(Travel):
     name = "skill_landing"
     skill = "landing_mode"
     goal_template = "Just touched down. Get the phone back to normal."
-    start_settings = {"airplane_mode": True, "wifi": False, "battery_saver": True,
-                      "bluetooth": False}
+    start_settings = MappingProxyType({"airplane_mode": True, "wifi": False,
+                                      "battery_saver": True, "bluetooth": False})
     test_only = True
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
