@@ -99,20 +99,16 @@ def _writes(name: str) -> bool:
     return not any(verb == v or verb.startswith(f"{v}_") or verb.endswith(f"_{v}") for v in _READ_VERBS)
 
 
-def catalogue_for(task: TaskInstance) -> PublicCatalogue:
-    """The catalogue of the sim phone for `task`: tools of the task's apps, skills, sub-agents."""
+def catalogue_for(task: TaskInstance) -> Any:
+    """The catalogue the default harness shows for `task`: tools of the task's apps, skills and
+    sub-agents (devices.harness.catalogue.Catalogue)."""
     import devices.sim.apps  # noqa: F401  (registers every tool)
-    from devices.sim.skills import SKILLS
-    from devices.sim.subagents import SUBAGENTS
+    from devices.harness.catalogue import build_catalogue
+    from devices.harness.spec import HarnessSpec
     from devices.sim.tools import REGISTRY
 
-    apps = set(task.apps)
-    tools = [_Tool(t.spec.name, t.spec.app, t.spec.description, t.spec.parameters, _writes(t.spec.name))
-             for t in REGISTRY.values() if not apps or t.spec.app in apps]
-    skills = [_Skill(s.name, s.description, s.parameters) for s in SKILLS.values()]
-    agents = [_Agent(a.name, a.description, sorted(n for n in REGISTRY if a.may_call(n)))
-              for a in SUBAGENTS.values()]
-    return PublicCatalogue(tools=tools, skills=skills, subagents=agents)
+    return build_catalogue(HarnessSpec.default(), {n: t.spec for n, t in REGISTRY.items()},
+                           task.apps)
 
 
 # ---- reading the goal (all an attacker has) -------------------------------------------------------
@@ -415,14 +411,18 @@ BASELINES: dict[str, Callable[[], Any]] = {"noop": PublicNoop, "random": PublicR
 
 def run_public_episode(phone: Any, task: TaskInstance, policy: Any,
                        catalogue: Any | None = None) -> tuple[CheckResult, int]:
-    """Resets `phone` to `task`, lets a public-protocol `policy` act, scores the final state."""
-    observation = phone.reset(task)
-    policy.begin(task.goal, catalogue if catalogue is not None else catalogue_for(task))
+    """Resets `phone` (inside the default harness unless it is one) to `task`, lets a
+    public-protocol `policy` act, scores the harness's final state."""
+    from devices.harness.harness import Harness
+
+    harness = phone if isinstance(phone, Harness) else Harness(phone)
+    observation = harness.reset(task)
+    policy.begin(task.goal, catalogue if catalogue is not None else harness.catalogue())
     steps = 0
     while steps < task.max_steps and not observation.done:
-        observation = phone.act(policy.next_action(observation))
+        observation = harness.act(policy.next_action(observation))
         steps += 1
-    return score_final_state(task, phone.state.to_final_json()), steps
+    return score_final_state(task, harness.final_state()), steps
 
 
 def score_public(policy_factory: Callable[[], Any], tasks: Sequence[TaskInstance],

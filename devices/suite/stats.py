@@ -26,22 +26,27 @@ DISTINCT_SAMPLE = 20
 
 def oracle_run(phone: Any, template: Template, split: str, i: int, seed: int) -> tuple[int, float, set[str]]:
     """(actions, score, tools called) of the oracle on one instance."""
+    from devices.harness.harness import Harness
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 
+    harness = phone if isinstance(phone, Harness) else Harness(phone)
     task = template.generate(split, i, seed)
-    observation = phone.reset(task)
+    observation = harness.reset(task)
     policy = OraclePolicy()
-    policy.begin(task, phone)
+    policy.prepare(task)
+    policy.begin(task.goal, harness.catalogue())
     actions: list[Any] = []
     while len(actions) < task.max_steps and not observation.done:
         action = policy.next_action(observation)
         actions.append(action)
-        observation = phone.act(action)
+        observation = harness.act(action)
     if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
         actions.pop()
-    tools = {e.name for e in phone.state.log if e.kind == "tool_call" and e.ok}
-    score = score_final_state(task, phone.state.to_final_json()).score
+    final = harness.final_state()
+    # Calls made by the main agent, inside skills and by sub-agents all count as used tools.
+    tools = {e["name"] for e in final["log"] if e["kind"] == "tool_call" and e["ok"]}
+    score = score_final_state(task, final).score
     return len(actions), score, tools
 
 
@@ -55,11 +60,12 @@ def _distinct_test(template: Template, seed: int, n: int) -> int:
 
 def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINCT_SAMPLE) -> dict[str, Any]:
     """The figures `flywheel suite stats --json` prints."""
+    from devices.harness.harness import Harness
     from devices.sim import SimPhone, apps
     from devices.sim.tools import REGISTRY
 
     templates = all_templates()
-    phone = SimPhone()
+    phone = Harness(SimPhone())
     used: set[str] = set()
     actions: dict[str, float] = {}
     for template in templates:
