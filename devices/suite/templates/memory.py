@@ -407,10 +407,12 @@ class _Alarm(_Memory):
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         time, other = TIMES.sample(rng, split, 2)
-        return {"time": time, "other": other}
+        return {"time": time, "other": other, "_nap": rng.randrange(13 * 60, 16 * 60, 5)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"memory": {self.key: p["time"], self.other_key: p["other"]}}
+        nap = f"{p['_nap'] // 60:02d}:{p['_nap'] % 60:02d}"
+        return {"memory": {self.key: p["time"], self.other_key: p["other"],
+                           "nap_alarm_time": nap}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Add("clock", "alarms", {"time": p["time"], "days": list(self.days),
@@ -663,11 +665,12 @@ class ForgetOldAddress(_Memory):
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         old, home, work = STREETS.sample(rng, split, 3)
-        return {"street": old, "home": home, "work": work}
+        return {"street": old, "home": home, "work": work, "_moved": rng.randint(1, 28)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"home_address": p["home"], "work_address": p["work"],
-                           "previous_home_address": p["street"]}}
+                           "previous_home_address": p["street"],
+                           f"note/2025-11-{p['_moved']:02d}": f"Moved into {p['home']}."}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [MemoryForgotten("previous_home_address")]

@@ -172,17 +172,40 @@ class MeetingByEmail(_Meeting):
 class BlockTime(_Meeting):
     name = "skill_block_time"
     skill = "block_time"
-    goal_template = ("Hold {date}, {start}-{end}, in my diary for '{title}'. It's just for me: "
-                     "don't invite anyone.")
+    goal_template = ("Right after my '{anchor}' on {date}, hold an hour in my diary for '{title}'. "
+                     "It's just for me: don't invite anyone.")
+    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "anchor": TITLES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        title, anchor = TITLES.sample(rng, split, 2)
+        day = rng.randint(16, 26)
+        return {**self.people(rng, split), "title": title, "anchor": anchor,
+                "date": f"2026-01-{day:02d}", "_other_date": f"2026-01-{day + 1:02d}",
+                "_end": rng.randrange(9 * 60, 16 * 60, 15)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        events = [_event(rng, p["anchor"], p["date"], p["_end"] - 45, 45),
+                  _event(rng, p["anchor"], p["_other_date"], p["_end"] - 90, 45)]
+        rng.shuffle(events)
+        return {**super().initial_state(p, rng), "calendar": {"events": events}}
+
+    def block(self, p: dict[str, Any]) -> dict[str, str]:
+        return {"title": p["title"], "start": f"{p['date']}T{_hhmm(p['_end'])}",
+                "end": f"{p['date']}T{_hhmm(p['_end'] + 60)}"}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return self.span(p)
+        return self.block(p)
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("calendar", "events", {**self.span(p), "attendees": []})]
+        return [Add("calendar", "events", {**self.block(p), "attendees": []})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.span(p))
+        yield call("calendar.search", query=p["anchor"])
+        end = next(r["end"] for r in rows_of(observe()) if r["title"] == p["anchor"]
+                   and r["start"].startswith(p["date"]))
+        finish_at = _minutes(end[11:]) + 60
+        yield UseSkill(skill=self.skill, arguments={
+            "title": p["title"], "start": end, "end": f"{p['date']}T{_hhmm(finish_at)}"})
         yield finish()
 
 
@@ -712,50 +735,74 @@ class NoteAndText(_Note):
 
 
 class _NewContact(_Skill):
+    """Someone new texted me to introduce themselves; another newcomer texted about something
+    else. Their name and number are only in their message."""
+
     apps = ("contacts", "messages")
-    pools = MappingProxyType({"surname": SURNAMES, "message": PHRASES})
+    pools = MappingProxyType({"_surname": SURNAMES, "topic": TOPICS, "message": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
-        name = world.person()
-        return {"name": name, "surname": name.split()[1], "phone": world.phone(),
-                "message": PHRASES.pick(rng, split)}
+        name, other = world.person(), world.person()
+        topic, other_topic = TOPICS.sample(rng, split, 2)
+        return {"topic": topic, "message": PHRASES.pick(rng, split), "_name": name,
+                "_surname": name.split()[1], "_phone": world.phone(), "_other": other,
+                "_other_topic": other_topic, "_other_phone": world.phone()}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        rows = [{"id": rid(rng, "msg"), "contact": phone, "phone": phone, "direction": "in",
+                 "body": f"Hi, it's {name} about the {topic}. This is my number.",
+                 "sent_at": f"2025-12-{day}T17:00", "read": False}
+                for name, phone, topic, day in ((p["_name"], p["_phone"], p["topic"], 27),
+                                                (p["_other"], p["_other_phone"],
+                                                 p["_other_topic"], 28))]
+        return {"messages": {"messages": rows}}
+
+    def newcomer(self, p: dict[str, Any], observe: Observe) -> Any:
+        yield call("messages.search", query=p["topic"])
+        row = next(r for r in rows_of(observe()) if r["direction"] == "in"
+                   and f"about the {p['topic']}" in r["body"])
+        return row["body"].split("it's ", 1)[1].split(" about", 1)[0], row["phone"]
 
 
 class Welcome(_NewContact):
     name = "skill_welcome_contact"
     skill = "welcome_contact"
-    goal_template = ("Add {name} ({phone}) to my favourite contacts and text them "
-                     "\"{message}\".")
+    goal_template = ("Whoever texted me about the {topic}: add them to my favourite contacts under "
+                     "their full name and text them \"{message}\".")
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"name": p["name"], "phone": p["phone"], "message": p["message"]}
+        return {"name": p["_name"], "phone": p["_phone"], "message": p["message"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("contacts", "contacts", {"name": p["name"], "phone": p["phone"],
+        return [Add("contacts", "contacts", {"name": p["_name"], "phone": p["_phone"],
                                              "starred": True}),
-                Add("messages", "messages", {"phone": p["phone"], "body": p["message"]})]
+                Add("messages", "messages", {"phone": p["_phone"], "body": p["message"]})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
+        name, phone = yield from self.newcomer(p, observe)
+        yield UseSkill(skill=self.skill, arguments={"name": name, "phone": phone,
+                                                    "message": p["message"]})
         yield finish()
 
 
 class QuietAdd(_NewContact):
     name = "skill_add_contact_quietly"
     skill = "add_contact_quietly"
-    goal_template = "Add {name} ({phone}) to my favourite contacts. Don't message them."
+    goal_template = ("Whoever texted me about the {topic}: add them to my favourite contacts under "
+                     "their full name. Don't message them.")
     test_only = True
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"name": p["name"], "phone": p["phone"]}
+        return {"name": p["_name"], "phone": p["_phone"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("contacts", "contacts", {"name": p["name"], "phone": p["phone"],
+        return [Add("contacts", "contacts", {"name": p["_name"], "phone": p["_phone"],
                                              "starred": True})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
+        name, phone = yield from self.newcomer(p, observe)
+        yield UseSkill(skill=self.skill, arguments={"name": name, "phone": phone})
         yield finish()
 
 
@@ -768,15 +815,16 @@ class _Reply(_Skill):
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         topic, other = TOPICS.sample(rng, split, 2)
         return {"topic": topic, "other": other, "body": PHRASES.pick(rng, split),
-                "_folder": "archive"}
+                "_folder": "archive", "_day": rng.randint(10, 27)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rows = [{"id": rid(rng, "em"), "folder": "inbox", "sender": sender,
                  "to": ["me@example.com"], "subject": f"About the {topic}",
                  "body": f"Some questions about the {topic}.", "received_at": when,
                  "read": False, "starred": False}
-                for topic, sender, when in ((p["topic"], "office@firm.test", "2025-12-28T10:00"),
-                                            (p["other"], "info@club.test", "2025-12-29T10:00"))]
+                for topic, sender, when in (
+                    (p["topic"], "office@firm.test", f"2025-12-{p['_day']:02d}T10:00"),
+                    (p["other"], "info@club.test", f"2025-12-{p['_day'] + 1:02d}T10:00"))]
         rng.shuffle(rows)
         return {"email": {"emails": rows}}
 
@@ -842,7 +890,7 @@ TEMPLATES = (ScheduleMeeting, MeetingByEmail, BlockTime, Bedtime, BedtimeDimmed,
 declare(TEMPLATES, {
     "skill_schedule_meeting": (2, 1),
     "skill_meeting_by_email": (2, 1),
-    "skill_block_time": (1, 0),
+    "skill_block_time": (2, 1),
     "skill_bedtime": (2, 1),
     "skill_bedtime_dimmed": (1, 0),
     "skill_nap": (3, 2),
@@ -860,8 +908,8 @@ declare(TEMPLATES, {
     "skill_bookmark_place": (2, 1),
     "skill_note_and_email": (2, 1),
     "skill_note_and_text": (2, 1),
-    "skill_welcome_contact": (1, 0),
-    "skill_add_contact_quietly": (1, 0),
+    "skill_welcome_contact": (2, 1),
+    "skill_add_contact_quietly": (2, 1),
     "skill_reply_and_file": (2, 1),
     "skill_reply_only": (2, 1),
 })
