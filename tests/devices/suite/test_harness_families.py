@@ -235,3 +235,33 @@ def test_public_baselines_stay_at_zero_on_these_families(name: str) -> None:
 def test_most_templates_need_a_lookup_tool_the_oracle_cannot_do_without() -> None:
     needing = [t.name for t in TEMPLATES if _read_tools(t)]
     assert len(needing) >= len(TEMPLATES) // 2, needing
+
+
+class BestSkillGuess:
+    """An attacker smarter than try-every-skill: one try, with the skill whose name and
+    description share the most words with the goal, arguments copied from the goal."""
+
+    name = "best_skill_guess"
+
+    def begin(self, goal: str, catalogue: Any) -> None:
+        from devices.suite.baselines import GoalReader, _overlap
+
+        self.goal, self.reader, self.done = goal, GoalReader(goal), False
+        self.skill = max(catalogue.skills, default=None, key=lambda s: _overlap(
+            goal, f"{s.name.replace('_', ' ')} {s.description}"))
+
+    def next_action(self, observation: Any) -> Any:
+        from devices.suite.baselines import _now
+
+        if self.done or self.skill is None:
+            return Finish()
+        self.done = True
+        return UseSkill(skill=self.skill.name,
+                        arguments=self.reader.arguments(self.skill.parameters, _now(observation)))
+
+
+def test_a_one_try_skill_guesser_stays_under_a_tenth() -> None:
+    tasks = [t.generate("test", i, 0) for t in TEMPLATES if t.family == "skills"
+             for i in range(3)]
+    report = score_public(BestSkillGuess, tasks)
+    assert report["overall"] <= 0.10, {k: v for k, v in report["templates"].items() if v}
