@@ -53,7 +53,7 @@ def test_gui_templates_change_or_read_what_no_tool_reaches() -> None:
     assert not {"liked", "rating", "reference"} & accepted
     phone = SimPhone()
     for template in gui:
-        actions, score, _ = oracle_run(phone, template, template.splits()[0], 0, 0)
+        _, score, _ = oracle_run(phone, template, template.splits()[0], 0, 0)
         assert score == 1.0 and any(e.kind == "gui" and e.ok for e in phone.state.log), template.name
 
 
