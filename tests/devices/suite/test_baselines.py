@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import pytest
 
+from devices.harness.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.baselines import (
     ATTACKERS,
     CallEveryWriteTool,
+    CombinedAttack,
     GoalCopier,
-    PublicClaim,
-    PublicNoop,
-    PublicRandom,
-    catalogue_for,
     run_public_episode,
     score_public,
 )
+from devices.suite.evaluate import evaluate
 from devices.suite.instances import generate_split
+from devices.suite.policies import ClaimPolicy, NoopPolicy, RandomPolicy
 from devices.suite.registry import FAMILIES, all_templates, get_template
 from devices.suite.template import Template
 from schemas.training import FamilyScores
@@ -42,8 +42,8 @@ def tasks() -> list:
 
 
 @pytest.fixture(scope="module")
-def phone() -> SimPhone:
-    return SimPhone()
+def phone() -> Harness:
+    return Harness(SimPhone())
 
 
 def _bounded(report: dict, bound: float) -> list[str]:
@@ -59,7 +59,7 @@ def _bounded(report: dict, bound: float) -> list[str]:
     return over
 
 
-@pytest.mark.parametrize("factory", [PublicNoop, PublicRandom, PublicClaim], ids=["noop", "random", "claim"])
+@pytest.mark.parametrize("factory", [NoopPolicy, RandomPolicy, ClaimPolicy], ids=["noop", "random", "claim"])
 def test_do_nothing_random_and_claiming_agents_stay_at_or_below_one_percent(factory, tasks, phone) -> None:
     report = score_public(factory, tasks, phone)
     assert not _bounded(report, 0.01), report["family"]
@@ -86,9 +86,7 @@ def test_the_write_sprayer_really_writes(phone) -> None:
     assert result.score == 0.0
 
 
-def test_the_catalogue_shows_only_the_task_apps_and_marks_writes() -> None:
-    task = get_template("text_relation").generate("test", 0, 0)
-    catalogue = catalogue_for(task)
-    assert {t.app for t in catalogue.tools} == set(task.apps)
-    writes = {t.name for t in catalogue.tools if t.writes}
-    assert "messages.send" in writes and "contacts.search" not in writes
+def test_the_combined_attack_scores_near_zero_through_module_class_too() -> None:
+    report = evaluate("devices.suite.baselines:CombinedAttack", "test", 1, 0, progress=False)
+    assert report.policy == CombinedAttack.name
+    assert report.scores.tool <= 0.10
