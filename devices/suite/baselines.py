@@ -192,16 +192,29 @@ class _Scripted:
 
 
 class GoalCopier(_Scripted):
-    """Maps the goal's wording to the one write tool it resembles most, filled with values quoted in
-    the goal; answers with the first quoted string or number. Never reads an observation's data."""
+    """Maps the goal's wording to the one catalogue entry it resembles most (a write tool, a skill
+    or a sub-agent), filled with values lifted from the goal; answers with the first quoted string
+    or number. Never reads an observation's data."""
 
     name = "goal_copier"
 
     def script(self) -> Iterator[Any]:
-        writes = self.tools(writes=True)
-        if writes:
-            best = max(writes, key=lambda t: _overlap(self.goal, f"{t.name.replace('.', ' ')} {t.description}"))
-            yield self.call(best)
+        options: list[tuple[int, Any]] = []
+        for tool in self.tools(writes=True):
+            options.append((_overlap(self.goal, f"{tool.name.replace('.', ' ')} {tool.description}"),
+                            self.call(tool)))
+        for skill in self.catalogue.skills:
+            options.append((_overlap(self.goal, f"{skill.name.replace('_', ' ')} {skill.description}"),
+                            UseSkill(skill=skill.name, arguments=self.reader.arguments(skill.parameters, self.now))))
+        for agent in self.catalogue.subagents:
+            mine = [t for t in self.tools(writes=True) if t.name in set(agent.tools)]
+            if mine:
+                best = max(mine, key=lambda t: _overlap(self.goal, f"{t.name} {t.description}"))
+                plan = [{"name": best.name, "arguments": self.reader.arguments(best.parameters, self.now)}]
+                options.append((_overlap(self.goal, f"{agent.name} {agent.description}") - 1,
+                                Delegate(agent=agent.name, instruction=self.goal, arguments={"tool_calls": plan})))
+        if options:
+            yield max(options, key=lambda o: o[0])[1]
         answer = (self.reader.quoted or [str(n) for n in self.reader.numbers] or self.reader.names or [None])[0]
         yield Finish(answer=answer)
 
