@@ -24,13 +24,14 @@ logger = logging.getLogger(__name__)
 DISTINCT_SAMPLE = 20
 
 
-def oracle_run(phone: Any, template: Template, split: str, i: int, seed: int) -> tuple[int, float, set[str]]:
-    """(actions, score, tools called) of the oracle on one instance."""
+def oracle_run(device: Any, template: Template, split: str, i: int, seed: int,
+               ) -> tuple[int, float, set[str], dict[str, Any]]:
+    """(actions, score, tools called, final state) of the oracle on one instance, through the harness."""
     from devices.harness.harness import Harness
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 
-    harness = phone if isinstance(phone, Harness) else Harness(phone)
+    harness = device if isinstance(device, Harness) else Harness(device)
     task = template.generate(split, i, seed)
     observation = harness.reset(task)
     policy = OraclePolicy()
@@ -44,10 +45,8 @@ def oracle_run(phone: Any, template: Template, split: str, i: int, seed: int) ->
     if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
         actions.pop()
     final = harness.final_state()
-    # Calls made by the main agent, inside skills and by sub-agents all count as used tools.
     tools = {e["name"] for e in final["log"] if e["kind"] == "tool_call" and e["ok"]}
-    score = score_final_state(task, final).score
-    return len(actions), score, tools
+    return len(actions), score_final_state(task, final).score, tools, final
 
 
 def _distinct_test(template: Template, seed: int, n: int) -> int:
@@ -60,19 +59,18 @@ def _distinct_test(template: Template, seed: int, n: int) -> int:
 
 def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINCT_SAMPLE) -> dict[str, Any]:
     """The figures `flywheel suite stats --json` prints."""
-    from devices.harness.harness import Harness
     from devices.sim import SimPhone, apps
     from devices.sim.tools import REGISTRY
 
     templates = all_templates()
-    phone = Harness(SimPhone())
+    phone = SimPhone()
     used: set[str] = set()
     actions: dict[str, float] = {}
     for template in templates:
         runs = [oracle_run(phone, template, template.splits()[0], i, seed) for i in range(n_oracle)]
         actions[template.name] = fmean(r[0] for r in runs)
-        for _, _, tools in runs:
-            used |= tools
+        for run in runs:
+            used |= run[2]
     groups: dict[str, dict[str, list[Template]]] = {"family": defaultdict(list), "tier": defaultdict(list)}
     for t in templates:
         groups["family"][t.family].append(t)
