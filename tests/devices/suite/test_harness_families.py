@@ -13,9 +13,9 @@ import pytest
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec, ToolPolicy
 from devices.sim import SimPhone
-from devices.suite.baselines import BASELINES, score_public
+from devices.suite.baselines import ATTACKERS, score_public
 from devices.suite.episode import run_episode
-from devices.suite.policies import OraclePolicy
+from devices.suite.policies import ClaimPolicy, NoopPolicy, OraclePolicy, RandomPolicy
 from devices.suite.registry import all_templates, get_template
 from devices.suite.scoring import score_final_state
 from devices.suite.templates._profile import profile
@@ -224,12 +224,22 @@ def test_collaboration_checker(case: str) -> None:
     assert _play("sa_place_to_friend", SUBAGENT_CASES[case]) == (1.0 if case == "right" else 0.0)
 
 
+BASELINES: dict[str, Callable[[], Any]] = {"noop": NoopPolicy, "random": RandomPolicy,
+                                           "claim": ClaimPolicy, **ATTACKERS}
+
+
+def _overall(report: dict[str, Any]) -> float:
+    scores = list(report["templates"].values())
+    return sum(scores) / len(scores)
+
+
 @pytest.mark.parametrize("name", sorted(BASELINES))
-def test_public_baselines_stay_at_zero_on_these_families(name: str) -> None:
+def test_public_baselines_stay_under_a_tenth_on_these_families(name: str) -> None:
     tasks = [t.generate("test", i, 0) for t in all_templates()
              if t.family in FAMILIES for i in range(2)]
     report = score_public(BASELINES[name], tasks)
-    assert report["overall"] <= 0.10 and all(report["family"][f] <= 0.10 for f in FAMILIES)
+    bound = 0.01 if name in ("noop", "random", "claim") else 0.10
+    assert _overall(report) <= bound and all(report["family"][f] <= bound for f in FAMILIES)
 
 
 def test_most_templates_need_a_lookup_tool_the_oracle_cannot_do_without() -> None:
@@ -264,4 +274,4 @@ def test_a_one_try_skill_guesser_stays_under_a_tenth() -> None:
     tasks = [t.generate("test", i, 0) for t in TEMPLATES if t.family == "skills"
              for i in range(3)]
     report = score_public(BestSkillGuess, tasks)
-    assert report["overall"] <= 0.10, {k: v for k, v in report["templates"].items() if v}
+    assert _overall(report) <= 0.10, {k: v for k, v in report["templates"].items() if v}
