@@ -12,7 +12,7 @@ from services.cli.phone_cmd import CommandError, parse_command
 
 runner = CliRunner()
 
-TEMPLATE = "contact_phone_lookup"
+TEMPLATE = "unread_from_relation"
 
 
 def _flat(text: str) -> str:
@@ -58,16 +58,16 @@ def test_a_scripted_session_shows_the_screen_and_scores_the_answer() -> None:
     params = _task_params()
     session = "\n".join([
         "help", "open contacts", "fly away",
-        f'tool contacts.search {{"query": "{params["person"]}"}}',
-        "tools contacts", f"finish {params['phone']}",
+        f'tool contacts.search {{"query": "{params["relation"]}"}}',
+        "tools contacts", f"finish {params['_count']}",
     ]) + "\n"
     result = runner.invoke(app, ["phone", "--template", TEMPLATE, "--split", "dev"], input=session)
     out = _flat(result.output)
     assert result.exit_code == 0, result.output
-    assert f"goal: What is {params['person']}'s phone number?" in out
+    assert f"goal: How many unread texts do I have from my {params['relation']}?" in out
     assert "app contacts" in out and "Alice Chen" in out  # the numbered screen of the app
     assert "unknown command 'fly'" in out
-    assert "contacts.search ok" in out and str(params["phone"]) in out
+    assert "contacts.search ok" in out and str(params["_name"]) in out
     assert "contacts.add" in out  # the tool list
     assert "the episode is done" in out
     assert out.rstrip().endswith("score: 1.00")
