@@ -76,11 +76,10 @@ def test_every_attacker_stays_at_or_below_ten_percent_overall_on_test(name, task
     assert _overall(_report(name, ATTACKERS[name], tasks, phone)) <= 0.10
 
 
-# Known gap, kept visible: four easy skill templates state every skill argument in the goal, so
-# picking the skill whose description shares the most words with the goal solves them
-# (skill_bedtime, skill_block_time, skill_focus, skill_welcome_contact; harness branch).
-# Strict: the test fails once the gap is closed, so the mark is removed then.
-_KNOWN_OVER = {("goal_copier", "skills")}
+# Known gaps, kept visible as strict xfails (a closed gap fails the test, so its mark goes).
+# None open: the skill goals that stated every argument (skill_bedtime, skill_block_time,
+# skill_focus, skill_welcome_contact) now need their arguments looked up first.
+_KNOWN_OVER: set[tuple[str, str]] = set()
 _CASES = [pytest.param(name, family, marks=pytest.mark.xfail(
               strict=True, reason="easy skill goals state every skill argument"))
           if (name, family) in _KNOWN_OVER else (name, family)

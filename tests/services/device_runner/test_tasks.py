@@ -9,7 +9,7 @@ from services.device_runner.settings import DeviceRunnerSettings, load_device_ru
 from services.device_runner.tasks import TaskNotResolved, resolve_task, task_params_for
 from tests.services.device_runner.helpers import TASK
 
-TEMPLATE = "unread_from_relation"
+TEMPLATE = "mem_text_relation"
 
 
 def test_a_suite_task_is_regenerated_from_its_id() -> None:
@@ -27,7 +27,7 @@ def test_another_suite_seed_is_refused_with_the_setting_to_fix() -> None:
 def test_params_that_differ_from_the_suite_are_refused() -> None:
     task = get_template(TEMPLATE).generate("dev", 0, 0)
     with pytest.raises(TaskNotResolved, match="params differ"):
-        resolve_task(task.task_id, {**task.params, "relation": "Nobody"}, suite_seed=0)
+        resolve_task(task.task_id, {**task.params, "person": "Nobody"}, suite_seed=0)
 
 
 def test_a_whole_instance_in_task_params_is_used_as_is() -> None:
