@@ -23,6 +23,7 @@ from devices.suite.templates._world import (
     WorldTemplate,
     call,
     find_rows,
+    finish,
     lookup,
     one,
 )
@@ -377,6 +378,180 @@ class UntagAlbum(WorldTemplate):
                 yield call("files.untag", id=row["id"], tag=p["tag"])
 
 
+class AcknowledgeCompanyEmails(WorldTemplate):
+    name = "acknowledge_company_emails"
+    apps = ("email",)
+    tier = "hard"
+    chain = 1
+    lookups = ("email.list",)
+    goal_template = ("Open each unread email in my inbox from {company} and reply \"{phrase}\" to it; "
+                     "leave the other unread mail alone.")
+
+    def build(self, w: World) -> dict[str, Any]:
+        company, other = w.draw(COMPANIES3, 2)
+        phrase = w.pick(["Received, thanks", "Noted, will follow up", "Thanks, on it"])
+        domain, elsewhere = (f"{c.split()[0].lower()}.example" for c in (company, other))
+        mine = []
+        for i in range(w.rng.randint(2, 3)):
+            row = w.add("email", "emails", "em", folder="inbox", sender=f"team{i}@{domain}", to=["me@example.com"],
+                        subject=f"{company} update {i + 1}", body="Please confirm.",
+                        received_at=f"{w.day(-i)}T08:{10 + i}", read=False, starred=False)
+            mine.append([row["id"], row["sender"]])
+        w.add("email", "emails", "em", folder="inbox", sender=f"old@{domain}", to=["me@example.com"],
+              subject=f"{company} archive", body="Old.", received_at=f"{w.day(-9)}T08:00", read=True, starred=False)
+        w.add("email", "emails", "em", folder="inbox", sender=f"news@{elsewhere}", to=["me@example.com"],
+              subject=f"{other} update", body="Please confirm.", received_at=f"{w.day(-1)}T09:00", read=False,
+              starred=False)
+        return {"company": company, "phrase": phrase, "_mine": mine}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [e for i, sender in p["_mine"] for e in (
+            Update("email", "emails", i, {"read": True}),
+            Add("email", "emails", {"folder": "sent", "to": [sender], "body": p["phrase"]}))]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        rows = yield from lookup(observe, call("email.list", folder="inbox", unread=True))
+        domain = f"@{p['company'].split()[0].lower()}.example"
+        for mail in find_rows(rows):
+            if mail["sender"].endswith(domain):
+                yield call("email.read", id=mail["id"])
+                yield call("email.reply", id=mail["id"], body=p["phrase"])
+
+
+class ReadTextsFromRelation(WorldTemplate):
+    name = "read_texts_from_relation"
+    apps = ("contacts", "messages")
+    tier = "hard"
+    chain = 2
+    lookups = ("contacts.search", "messages.list")
+    goal_template = "Mark everything my {relation} texted me as read, but nobody else's texts."
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation, n = w.nth(RELATIONS, (2, 3))
+        target, everyone = w.people(relation)
+        ids = [w.add("messages", "messages", "msg", contact=target["name"], phone=target["phone"], direction="in",
+                     body=f"Message {i + 1}", sent_at=f"{w.day(-i)}T12:0{i}", read=False)["id"] for i in range(n)]
+        w.add("messages", "messages", "msg", contact=everyone[1]["name"], phone=everyone[1]["phone"], direction="in",
+              body="From a namesake", sent_at=f"{w.day(-1)}T13:00", read=False)
+        return {"relation": relation, "_ids": ids}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Update("messages", "messages", i, {"read": True}) for i in p["_ids"]]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if not person:
+            return
+        texts = yield from lookup(observe, call("messages.list", contact=person["name"], unread=True))
+        for text in find_rows(texts):
+            yield call("messages.mark_read", id=text["id"])
+
+
+class DraftNoteToRelation(WorldTemplate):
+    name = "draft_note_to_relation"
+    apps = ("contacts", "notes", "email")
+    tier = "medium"
+    chain = 1
+    test_only = True
+    lookups = ("contacts.search", "notes.search")
+    goal_template = ("Draft, but don't send, an email to my {relation} with my '{topic}' note as its text "
+                     "and the note's title as its subject.")
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation, topic = w.nth(RELATIONS, TOPICS3)
+        target, _ = w.people(relation)
+        body = f"Items: {', '.join(w.draw(PRODUCTS3, 2))}"
+        w.add("notes", "notes", "nt", title=topic.capitalize(), body=body, folder="Personal", pinned=False)
+        w.add("notes", "notes", "nt", title=f"{topic.capitalize()} ideas", body="Later.", folder="Personal",
+              pinned=False)
+        return {"relation": relation, "topic": topic.capitalize(), "_email": target["email"], "_body": body}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("email", "emails", {"folder": "drafts", "to": [p["_email"]], "subject": p["topic"],
+                                        "body": p["_body"]})]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
+        note = one(notes, title=p["topic"])
+        if person and note:
+            yield call("email.draft", to=[person["email"]], subject=note["title"], body=note["body"])
+
+
+class DeleteAlbumScreenshots(WorldTemplate):
+    name = "delete_album_screenshots"
+    apps = ("files",)
+    tier = "medium"
+    chain = 1
+    lookups = ("files.list",)
+    goal_template = "Delete the screenshots in my {album} album; keep its photos and other albums' screenshots."
+
+    def build(self, w: World) -> dict[str, Any]:
+        album, other = w.draw(ALBUMS3, 2)
+        n = w.rng.randint(2, 3)
+        ids = []
+        for i in range(n + 3):
+            where = album if i < n + 2 else other
+            shot = i < n or i == n + 2
+            name = f"Screenshot_{w.rng.randint(1000, 9999)}.png" if shot else f"IMG_{w.rng.randint(1000, 9999)}.jpg"
+            row = w.add("files", "files", "f", path=f"/sdcard/{where}/{name}", name=name, kind="photo", album=where,
+                        tags=[], size_kb=300, created_at=f"{w.day(-i - 1)}T09:00")
+            if shot and where == album:
+                ids.append(row["id"])
+        return {"album": album, "_ids": ids}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Remove("files", "files", i) for i in p["_ids"]]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        rows = yield from lookup(observe, call("files.list", album=p["album"]))
+        for row in find_rows(rows):
+            if row["name"].startswith("Screenshot_"):
+                yield call("files.delete", id=row["id"])
+
+
+class PaidToPayee(WorldTemplate):
+    name = "paid_to_payee"
+    apps = ("bank",)
+    tier = "medium"
+    chain = 1
+    checker = "state_and_answer"
+    lookups = ("bank.list_payees", "bank.list_payments")
+    goal_template = "How much have I paid {company} in total through my saved payee? Two decimals, please."
+
+    def build(self, w: World) -> dict[str, Any]:
+        company, other = w.draw(COMPANIES3, 2)
+        account = w.add("bank", "accounts", "ac", name="Bills", number="•••• 4242", balance=900.0, currency="USD")
+        payee = w.add("bank", "payees", "py", name=company, iban=f"FR{w.rng.randrange(10 ** 20):020d}")
+        decoy = w.add("bank", "payees", "py", name=other, iban=f"FR{w.rng.randrange(10 ** 20):020d}")
+        total = 0.0
+        for i in range(w.rng.randint(2, 4)):
+            amount = w.money(10, 200)
+            total += amount
+            w.add("bank", "payments", "pm", from_account=account["id"], to=payee["id"], amount=amount,
+                  memo=f"{company} bill", date=w.day(-7 * (i + 1)))
+        w.add("bank", "payments", "pm", from_account=account["id"], to=decoy["id"], amount=w.money(10, 200),
+              memo=f"{company} referral", date=w.day(-3))
+        return {"company": company, "_total": round(total, 2)}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        from devices.suite.diff import AnswerIs
+
+        return [AnswerIs(p["_total"])]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        payees = yield from lookup(observe, call("bank.list_payees", query=p["company"]))
+        payee = one(payees, name=p["company"])
+        if not payee:
+            return
+        payments = yield from lookup(observe, call("bank.list_payments"))
+        if payments is not None:
+            yield finish(f"{sum(r['amount'] for r in find_rows(payments, to=payee['id'])):.2f}")
+
+
 TEMPLATES = [TrashOlderTopicEmails, RenameAndPrunePlaylists, CancelTimerFor, DeleteOffAlarms, PinNoteDropOld,
              ClearSavedList, TrimCartAndOrder, DeleteTextsFromRelation, NewPayeeFromRichest, DropRainyCities,
-             UntagAlbum]
+             UntagAlbum, AcknowledgeCompanyEmails, ReadTextsFromRelation, DraftNoteToRelation,
+             DeleteAlbumScreenshots, PaidToPayee]
