@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 _TOLERANCE = 1e-6
 # Punctuation an agent may wrap an answer in ("Priya Raman." or '"7"') without changing it.
 _WRAP = " \t\n.,;:!?\"'`()[]{}"
+_CLOCK = re.compile(r"\d{1,2}:\d{2}")
 _NUMBER = re.compile(r"[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?%?")
 
 
@@ -132,6 +133,9 @@ def answer_equals(answer: str | None, expected: Any) -> bool:
                 return True
         elif text == norm_text(form):
             return True
+        elif (_CLOCK.fullmatch(text) and isinstance(form, str) and _CLOCK.fullmatch(form.strip())
+              and [int(x) for x in text.split(":")] == [int(x) for x in form.strip().split(":")]):
+            return True  # 7:45 is 07:45
     return False
 
 

@@ -45,7 +45,8 @@ PHRASES3 = _p("running ten minutes late|see you at the entrance|the keys are und
               "call me when you land|the parcel is at the door|parking is on level two",
               "tickets are booked|the train is delayed|save me a seat|the oven is still on")
 TOPICS3 = _p("packing list|book club|garden plan|sprint retro|budget review|wedding gifts",
-             "tax checklist|bike repair|school forms", "quarterly goals|move-out plan|camping gear")
+             "tax checklist|bike repair|school forms|attic insulation|hedge trimming",
+             "quarterly goals|move-out plan|camping gear|canal walk|piano recital")
 TITLES3 = _p("Dentist checkup|Project kickoff|Parent meeting|Piano lesson|Car service|Design review",
              "Visa interview|Roof inspection|Board review|Tax meeting", "Vet appointment|Lease signing|Eye exam|Pitch rehearsal")
 PLACES3 = _p("Bellini Trattoria|Copper Kettle Cafe|Harbor Climbing Gym|Juniper Books|Maple Dental"
@@ -54,7 +55,7 @@ PLACES3 = _p("Bellini Trattoria|Copper Kettle Cafe|Harbor Climbing Gym|Juniper B
 STORES = _p("Corner Grocer|Pixel Electronics|Bloom Florist|Ridge Outfitters|Nimbus Coffee|Vale Pharmacy",
             "Harbor Books|Crescent Deli|Atlas Hardware", "Meadow Market|Ember Pizza|Quill Stationers|Solstice Gym")
 PRODUCTS3 = _p("running socks|french press|phone stand|travel adapter|wool beanie|ceramic mug",
-               "bike light|tea kettle|desk fan", "camping mug|book stand|wool scarf|rain jacket")
+               "bike light|tea kettle|desk fan|yoga block|bread tin", "camping mug|book stand|wool scarf|rain jacket")
 COMPANIES3 = _p("Acme Robotics|Bluefin Labs|Cobalt Health|Dunmore Legal|Evergreen Power|Foxglove Water",
                 "Fjord Analytics|Granite Media|Halcyon Air", "Ironwood Telecom|Juniper Gas|Kite Insurance")
 CITIES = _p("Porto|Krakow|Ghent|Bergen|Seville|Lyon|Turin|Graz", "Bilbao|Aarhus|Split|Malmo|Nantes",

@@ -65,10 +65,11 @@ def _overall(report: dict) -> float:
 
 @pytest.mark.parametrize("factory", [NoopPolicy, RandomPolicy, ClaimPolicy], ids=["noop", "random", "claim"])
 def test_do_nothing_random_and_claiming_agents_stay_at_or_below_one_percent(factory, tasks, phone) -> None:
+    # overall at most 0.01 (the issue's bar); no family above the attackers' 0.10 either
     report = score_public(factory, tasks, phone)
     assert "tool" in _diff_checked()
-    assert all(report["family"].get(f, 0.0) <= 0.01 for f in _diff_checked()), report["family"]
-    assert _overall(report) <= 0.01
+    assert _overall(report) <= 0.01, report["family"]
+    assert all(report["family"].get(f, 0.0) <= 0.10 for f in _diff_checked()), report["family"]
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKERS))

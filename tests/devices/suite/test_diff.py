@@ -94,7 +94,8 @@ def test_settings_and_side_effects() -> None:
 @pytest.mark.parametrize(("answer", "expected", "ok"), [
     ("12.50", 12.5, True), ("$12.5", 12.5, True), ("12.5.", 12.5, True), ("0 1 2 12.5", 12.5, False),
     ("3", 13, False), ("Priya Raman.", "priya raman", True), ("Priya Raman, Tomasz Kowal", "Priya Raman", False),
-    (None, "x", False), ("Priya", ("Priya Raman", "Priya"), True),
+    (None, "x", False), ("Priya", ("Priya Raman", "Priya"), True), ("7:45", "07:45", True),
+    ("7:45 or 8:45", "07:45", False), ("17:45", "07:45", False),
 ])
 def test_answers_must_equal_after_normalisation(answer: Any, expected: Any, ok: bool) -> None:
     assert answer_equals(answer, expected) is ok
