@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from devices.sim.apps.maps import eta_minutes
-from devices.suite.diff import Add, Allow, Delegated, Expectation, Setting, same_value
+from devices.suite.diff import Add, Allow, AnswerIs, Delegated, Expectation, Setting, same_value
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._hkit import (
     ALBUMS,
@@ -558,9 +558,41 @@ class AlarmBeforeEvent(_Team):
         yield finish()
 
 
+class CloserOfTwo(_Team):
+    name = "sa_closer_of_two"
+    checker = "state_and_answer"
+    goal_template = ("Which is quicker to reach from home by {mode}: {a} or {b}? Have it worked "
+                     "out and tell me just the name.")
+    pools = MappingProxyType({"a": PLACES, "b": PLACES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        mode = rng.choice(("drive", "walk", "transit"))
+        while True:
+            a, b = PLACES.sample(rng, split, 2)
+            if eta_minutes("Home", a, mode) != eta_minutes("Home", b, mode):
+                return {"a": a, "b": b, "mode": mode}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        return {}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        quicker = min((p["a"], p["b"]), key=lambda n: eta_minutes("Home", n, p["mode"]))
+        return [DoneBy(("navigator",), "maps.eta", {"destination": p["a"], "mode": p["mode"]}),
+                DoneBy(("navigator",), "maps.eta", {"destination": p["b"], "mode": p["mode"]}),
+                Delegated("navigator"), AnswerIs(quicker)]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield delegate("navigator", "Time both trips.",
+                       ("maps.eta", {"origin": "Home", "destination": p["a"], "mode": p["mode"]}),
+                       ("maps.eta", {"origin": "Home", "destination": p["b"], "mode": p["mode"]}))
+        first, second = results(observe)
+        quicker = first if first["eta_min"] < second["eta_min"] else second
+        yield finish(quicker["destination"])
+
+
 TEMPLATES = (PlaceToFriend, CheaperToNote, EmailToEvent, MeetingViaScheduler, NoteToSetting,
              EtaToText, PhotoToContact, CheckoutHome, LatestSubjectToNote, ParallelErrands,
-             AlarmBeforeEvent)
+             AlarmBeforeEvent, CloserOfTwo)
 
 # (oracle actions, dependent lookups) per template, measured by
 # devices.suite.templates._profile.measure; the family tests re-measure them.
@@ -576,4 +608,5 @@ declare(TEMPLATES, {
     "sa_latest_subject_to_note": (3, 2),
     "sa_parallel_errands": (4, 2),
     "sa_alarm_before_event": (2, 1),
+    "sa_closer_of_two": (2, 1),
 })
