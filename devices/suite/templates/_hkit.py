@@ -34,6 +34,7 @@ __all__ = [
     "TITLES",
     "TOPICS",
     "WEEKDAYS",
+    "Cluttered",
     "World",
     "derived_parameters",
     "hits",
@@ -199,6 +200,30 @@ def parse_count(text: str) -> tuple[int, str]:
     if not match:
         raise LookupError(f"cannot read a count from {text!r}")
     return int(match.group(1)), match.group(2)
+
+
+# Titles of the everyday notes every instance's phone also holds (clutter, never a target).
+_CLUTTER = ("Shopping list", "Ideas", "Gift ideas", "Books to read", "Packing", "Quotes",
+            "Garden", "Recipes to try", "Wi-Fi codes", "Birthday plans")
+
+
+class Cluttered:
+    """Mixin for templates: every instance's phone also holds a few everyday notes drawn per
+    instance (how many, which, what they say), so no two instances start from the same phone
+    even when their goals coincide. The notes are never a target and never change."""
+
+    def generate(self, split: Any, i: int, suite_seed: int) -> Any:
+        task = super().generate(split, i, suite_seed)  # type: ignore[misc]
+        rng = random.Random(f"clutter:{task.seed}")
+        notes = [{"id": rid(rng, "nt"), "title": title, "folder": "Personal", "pinned": False,
+                  "body": f"{rng.randint(2, 9)} items, last edited {rng.randint(1, 28)} Nov"}
+                 for title in rng.sample(_CLUTTER, rng.randint(2, 4))]
+        state = dict(task.initial_state)
+        app = dict(state.get("notes") or {})
+        app["notes"] = [*app.get("notes", []), *notes]
+        state["notes"] = app
+        params = {**task.params, "_clutter": [f"{n['title']}: {n['body']}" for n in notes]}
+        return task.model_copy(update={"initial_state": state, "params": params})
 
 
 def _schema_of(value: Any) -> dict[str, Any]:

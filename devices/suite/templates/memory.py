@@ -29,6 +29,7 @@ from devices.suite.templates._hkit import (
     TITLES,
     TOPICS,
     WEEKDAYS,
+    Cluttered,
     World,
     derived_parameters,
     memory_value,
@@ -92,7 +93,7 @@ def _contact_of(before: Any, name: str) -> dict[str, Any]:
     return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
 
 
-class _Memory(Template):
+class _Memory(Cluttered, Template):
     family = "memory"
     checker = "final_state"
     diff_memory = True
@@ -534,13 +535,13 @@ class PreferredBrightness(_Memory):
         when, other = rng.sample(("at night", "in the morning", "when reading"), 2)
         level, other_level = LEVELS.sample(rng, split, 2)
         return {"when": when, "level": level, "other": other, "other_level": other_level,
-                "_volume": rng.randint(1, 7)}
+                "_volume": rng.randint(1, 7), "_brightness": rng.randrange(20, 50)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         def key(when: str) -> str:
             return f"brightness_{when.split()[-1]}"
         return {"memory": {key(p["when"]): p["level"], key(p["other"]): p["other_level"]},
-                "settings": {"volume_ring": p["_volume"]}}
+                "settings": {"volume_ring": p["_volume"], "brightness": p["_brightness"]}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("brightness", p["level"])]

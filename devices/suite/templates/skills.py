@@ -33,6 +33,7 @@ from devices.suite.templates._hkit import (
     TIMES,
     TITLES,
     TOPICS,
+    Cluttered,
     World,
     derived_parameters,
     memory_value,
@@ -52,7 +53,7 @@ DEVICE_APPS = ("settings", "clock", "calendar")
 NOTE_APPS = ("notes", "email", "messages", "contacts")
 
 
-class _Skill(Template):
+class _Skill(Cluttered, Template):
     """One skill call (after lookups) solves the task; subclasses give the skill's arguments,
     the state change and the lookups."""
 
@@ -217,11 +218,13 @@ class _Device(_Skill):
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"settings": {"volume_ring": p["_volume"], "brightness": p["_brightness"],
-                             **self.start_settings}}
+                             "location": p["_location"], **self.start_settings}}
 
     def world(self, rng: random.Random) -> dict[str, Any]:
-        """Private parameters that vary the phone each instance starts from."""
-        return {"_volume": rng.randint(1, 7), "_brightness": rng.randrange(30, 100, 2)}
+        """Private parameters that vary the phone each instance starts from (the brightness
+        stays above every level a task asks for, so setting it is always a change)."""
+        return {"_volume": rng.randint(1, 7), "_brightness": rng.randrange(40, 100, 2),
+                "_location": rng.random() < 0.8}
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
@@ -510,7 +513,7 @@ class Privacy(_Device):
     skill = "privacy_mode"
     goal_template = ("I'm in {city} for a while: stop letting anything know where I am, and cut "
                      "the wireless headphones link.")
-    start_settings = MappingProxyType({"bluetooth": True})
+    start_settings = MappingProxyType({"bluetooth": True, "location": True})
     pools = MappingProxyType({"city": CITIES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:

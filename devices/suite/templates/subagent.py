@@ -29,6 +29,7 @@ from devices.suite.templates._hkit import (
     SURNAMES,
     TITLES,
     TOPICS,
+    Cluttered,
     World,
     derived_parameters,
     memory_value,
@@ -100,7 +101,7 @@ def results(observe: Observe) -> list[Any]:
     return [r["value"] for r in result.value["results"]]
 
 
-class _Team(Template):
+class _Team(Cluttered, Template):
     family = "subagent"
     checker = "collaboration"
     apps = ALL_HELPER_APPS
@@ -570,10 +571,13 @@ class CloserOfTwo(_Team):
         while True:
             a, b = PLACES.sample(rng, split, 2)
             if eta_minutes("Home", a, mode) != eta_minutes("Home", b, mode):
-                return {"a": a, "b": b, "mode": mode}
+                return {"a": a, "b": b, "mode": mode, "_numbers": rng.sample(range(2, 400), 2)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {}
+        places = [{"id": rid(rng, "pl"), "name": name, "category": "venue",
+                   "address": f"{number} Lantern Row", "rating": 4.0}
+                  for name, number in zip((p["a"], p["b"]), p["_numbers"], strict=True)]
+        return {"maps": {"places": places}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         quicker = min((p["a"], p["b"]), key=lambda n: eta_minutes("Home", n, p["mode"]))
