@@ -160,12 +160,11 @@ class SimPhone:
         return state.step
 
     def device_state(self) -> dict[str, Any]:
-        """The phone's part of a final state: every app table by row id, settings, the clock."""
-        from devices.sim.state import TABLES
-
-        tables = {app: {table: {row["id"]: row for row in self.state.rows(app, table)}
-                        for table in names} for app, names in TABLES.items() if names}
-        return {"tables": tables, "settings": self.state.settings, "clock_ms": self.state.clock_ms}
+        """The phone's part of a final state (the same shape `SimState.to_final_json` gives
+        the scorer's recomputed start): every app table by row id, settings, the clock."""
+        final = self.state.to_final_json()
+        return {"tables": final["tables"], "settings": final["settings"],
+                "clock_ms": final["clock_ms"]}
 
     def snapshot(self) -> PhoneSnapshot:
         return PhoneSnapshot(self.state.freeze(), self.faults.getstate(), self.task.task_id)
