@@ -41,17 +41,22 @@ def measure(template: Template, split: str | None = None, index: int = 0,
     return len(actions), len(reads - {0})
 
 
-def profile(template: Template) -> tuple[bool, int, str]:
-    """(needs_lookup, chain, tier) as measured."""
-    actions, lookups = measure(template)
-    return lookups > 0, lookups, tier_for(actions, lookups)
+def profile(template: Template) -> tuple[int, int]:
+    """(oracle actions, lookups) as measured on the template's first instance."""
+    return measure(template)
 
 
-def declare(templates: tuple[type[Template], ...], measured: dict[str, tuple[int, int]]) -> None:
-    """Sets needs_lookup, chain and tier on each template class from its measured
-    (oracle actions, lookups); tests re-measure and compare, so the figures cannot go stale."""
+def declare(templates: tuple[type[Template], ...], measured: dict[str, tuple[int, int]],
+            chains: dict[str, int] | None = None) -> None:
+    """Sets needs_lookup, chain and tier on each template class from its measured (oracle
+    actions, lookups). `chains` gives the strict chain (lookups whose result decides the next
+    lookup) where some lookups are independent of each other; elsewhere every lookup depends on
+    the one before. Tests re-measure, so the figures cannot go stale."""
     for cls in templates:
         actions, lookups = measured[cls.name]
+        chain = (chains or {}).get(cls.name, lookups)
+        if chain > lookups:
+            raise ValueError(f"{cls.name}: a chain of {chain} needs at least {chain} lookups")
         cls.needs_lookup = lookups > 0
-        cls.chain = lookups
-        cls.tier = tier_for(actions, lookups)
+        cls.chain = chain
+        cls.tier = tier_for(actions, chain)
