@@ -212,15 +212,16 @@ class AdbPhone:
             self.done = True
         return self._observation(result=result)
 
-    def advance(self) -> None:
+    def advance(self) -> int:
         """Spends one step (counter and clock) with no effect on the phone: the harness calls it
-        when it ran an action of its own."""
+        when it ran an action of its own. Returns the step."""
         if self.done:
-            return
+            return self.step
         self.step += 1
         self.clock_ms += self.settings.step_ms
         if self.step >= self.max_steps:
             self.done = True
+        return self.step
 
     def device_state(self) -> dict[str, Any]:
         """The phone's part of a final state: provider rows by id, settings, the clock."""

@@ -173,13 +173,9 @@ class Harness:
         return dict(getattr(self.device, "tools", {}) or {})
 
     def _planner(self, action: Any) -> Observation:
-        advance = getattr(self.device, "advance", None)
-        if advance is not None:
-            advance()
-        current = self.device.observe()
-        self.state.step = current.step
-        if current.done:  # the step limit was reached by this very step
-            return current
+        """Spends the device step (the action runs on the last step too, as device actions
+        do), runs the action here, then observes once."""
+        self.state.step = self._advance()
         if (action.action_type == "delegate" and self.subagent_policy is not None
                 and "tool_calls" not in action.arguments):
             result, message = self._run_subagent(action), None
@@ -187,6 +183,12 @@ class Harness:
             result, message = run_planner_action(self.state, action, self._call_tool, self.spec)
         after = self.device.observe()
         return after.model_copy(update={"result": result, "message": message})
+
+    def _advance(self) -> int:
+        """Advances the device one step (its `advance()`, when it has one); the new step."""
+        advance = getattr(self.device, "advance", None)
+        step = advance() if advance is not None else None
+        return int(step) if step is not None else self.device.observe().step
 
     def _run_subagent(self, action: Any) -> ToolResult:
         """Runs the sub-agent's own policy on `action.instruction` with its own context (the
@@ -264,14 +266,10 @@ class Harness:
 
     def _refuse_tool(self, action: Any) -> Observation:
         """A direct call of a tool outside the catalogue: a step spent, nothing run."""
-        advance = getattr(self.device, "advance", None)
-        if advance is not None:
-            advance()
-        current = self.device.observe()
-        self.state.step = current.step
+        self.state.step = self._advance()
         result = _not_in_catalogue(action.name)
         self._log_device_action(action, result)
-        return current.model_copy(update={"result": result})
+        return self.device.observe().model_copy(update={"result": result})
 
     def _log_device_action(self, action: Any, result: ToolResult | None) -> None:
         ok = result is None or bool(result.ok)

@@ -147,16 +147,17 @@ class SimPhone:
             message = _join(message, f"The step limit ({state.max_steps}) is reached.")
         return self._observation(result, message)
 
-    def advance(self) -> None:
+    def advance(self) -> int:
         """Spends one step (clock and step counter) with no effect on the phone and no fault:
-        the harness calls it when it ran an action of its own."""
+        the harness calls it when it ran an action of its own. Returns the step."""
         state = self.state
         if state.done:
-            return
+            return state.step
         state.step += 1
         state.clock_ms += self.settings.step_ms
         if state.step >= state.max_steps:
             state.done = True
+        return state.step
 
     def device_state(self) -> dict[str, Any]:
         """The phone's part of a final state: every app table by row id, settings, the clock."""

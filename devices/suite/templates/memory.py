@@ -44,6 +44,9 @@ from schemas.actions import MemoryRead, MemoryWrite
 
 __all__ = ["TEMPLATES", "MemoryForgotten", "MemoryUpdated"]
 
+# Employers tell namesakes apart (memory notes where each person works).
+EMPLOYERS = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead", "Foxhollow",
+             "Greyfield", "Harrowgate")
 # Relations a memory names a person by; each template draws the target and distractors.
 RELATIONS = ("sister", "brother", "partner", "landlord", "manager", "neighbour", "cousin",
              "accountant", "trainer", "dentist")
@@ -103,11 +106,12 @@ class _Memory(Template):
 
 
 class _Relation(_Memory):
-    """A task about the person memory names by a relation; the phone holds a namesake (same
-    first name) and the other relations' people, memory holds look-alike relations."""
+    """A task about the person memory names by a relation. Memory keeps only their first name
+    (people remember first names) and, in a separate note, where they work; the phone holds a
+    namesake (same first name, another employer) and the other relations' people. So the
+    oracle reads memory twice (who, then which one) before it can look the contact up."""
 
     pools = MappingProxyType({"surname": SURNAMES})
-
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
@@ -115,33 +119,44 @@ class _Relation(_Memory):
         person = world.person()
         namesake = world.person(person.split()[0])
         others = [world.person() for _ in other_relations]
+        companies = rng.sample(EMPLOYERS, 4)
         return {"relation": relation, "person": person, "surname": person.split()[1],
-                "namesake": namesake,
-                "other_relations": other_relations, "others": others, **self.extra(rng, split)}
+                "namesake": namesake, "other_relations": other_relations, "others": others,
+                "_companies": companies, "_birthday": f"2026-0{rng.randint(2, 9)}-1{rng.randint(0, 9)}",
+                **self.extra(rng, split)}
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {}
 
     def people_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         world = World(rng, "train")
-        names = [p["person"], p["namesake"], *p["others"]]
-        rng.shuffle(names)
-        memory = {p["relation"]: p["person"],
-                  **dict(zip(p["other_relations"], p["others"], strict=True)),
-                  f"{p['relation']}_in_law" if p["relation"] in ("sister", "brother")
-                  else f"former_{p['relation']}": p["namesake"]}
-        return {"memory": memory, "contacts": {"contacts": [world.contact(n) for n in names]}}
+        people = [p["person"], p["namesake"], *p["others"]]
+        employer = dict(zip(people, p["_companies"], strict=True))
+        contacts = [world.contact(n, company=employer[n]) for n in people]
+        rng.shuffle(contacts)
+        memory: dict[str, Any] = {p["relation"]: p["person"].split()[0],
+                                  f"{p['relation']}_birthday": p["_birthday"]}
+        for relation, name in zip(p["other_relations"], p["others"], strict=True):
+            memory[relation] = name.split()[0]
+        for day, name in enumerate((p["person"], *p["others"]), start=10):
+            memory[f"note/2025-11-{day}"] = f"{name.split()[0]} works at {employer[name]}."
+        return {"memory": memory, "contacts": {"contacts": contacts}}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return self.people_state(p, rng)
 
     @staticmethod
-    def recall(p: dict[str, Any]) -> MemoryRead:
-        return MemoryRead(query=p["relation"])
-
-    @staticmethod
-    def lookup(name: str) -> Any:
-        return call("contacts.search", query=name)
+    def who(p: dict[str, Any], observe: Observe) -> Any:
+        """Memory (who), memory (which one), contacts (their row): the row, read from
+        observations only."""
+        yield MemoryRead(query=p["relation"])
+        first = memory_value(observe(), p["relation"])
+        yield MemoryRead(query=f"{first} works at")
+        note = next(v for k, v in observe().result.value.items()
+                    if k.startswith("note/") and v.startswith(f"{first} works at "))
+        company = note.removeprefix(f"{first} works at ").rstrip(".")
+        yield call("contacts.search", query=first)
+        return row_where(rows_of(observe()), company=company)
 
 
 class TextRelation(_Relation):
@@ -159,10 +174,7 @@ class TextRelation(_Relation):
                                              "body": ("~", p["phrase"])})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
-        yield self.lookup(name)
-        contact = row_where(rows_of(observe()), name=name)
+        contact = yield from self.who(p, observe)
         yield call("messages.send", phone=contact["phone"], body=p["phrase"])
         yield finish()
 
@@ -182,10 +194,7 @@ class EmailRelation(_Relation):
                                          "subject": p["subject"], "body": ("~", p["phrase"])})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
-        yield self.lookup(name)
-        contact = row_where(rows_of(observe()), name=name)
+        contact = yield from self.who(p, observe)
         yield call("email.send", to=[contact["email"]], subject=p["subject"], body=p["phrase"])
         yield finish()
 
@@ -201,10 +210,8 @@ class RelationPhone(_Relation):
         return [AnswerIs(_contact_of(before, p["person"])["phone"])]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
-        yield self.lookup(name)
-        yield finish(row_where(rows_of(observe()), name=name)["phone"])
+        contact = yield from self.who(p, observe)
+        yield finish(contact["phone"])
 
 
 class StarRelation(_Relation):
@@ -217,11 +224,8 @@ class StarRelation(_Relation):
         return [Update("contacts", "contacts", row["id"], {"starred": True})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
-        yield self.lookup(name)
-        yield call("contacts.star", id=row_where(rows_of(observe()), name=name)["id"],
-                   starred=True)
+        contact = yield from self.who(p, observe)
+        yield call("contacts.star", id=contact["id"], starred=True)
         yield finish()
 
 
@@ -249,11 +253,10 @@ class SharePhotoRelation(_Relation):
                                              "body": f"[file] {p['photo']}"})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
+        contact = yield from self.who(p, observe)
         yield call("files.search", query=p["photo"])
         file_id = row_where(rows_of(observe()), name=p["photo"])["id"]
-        yield call("files.share", id=file_id, contact=name)
+        yield call("files.share", id=file_id, contact=contact["name"])
         yield finish()
 
 
@@ -282,11 +285,11 @@ class InviteRelation(_Relation):
                        {"attendees": [*event["attendees"], p["person"]]})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
+        contact = yield from self.who(p, observe)
         yield call("calendar.search", query=p["title"])
         event = row_where(rows_of(observe()), title=p["title"])
-        yield call("calendar.update_event", id=event["id"], attendees=[*event["attendees"], name])
+        yield call("calendar.update_event", id=event["id"],
+                   attendees=[*event["attendees"], contact["name"]])
         yield finish()
 
 
@@ -320,10 +323,8 @@ class ReplyRelationEmail(_Relation):
                                          "body": ("~", p["phrase"])})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield self.recall(p)
-        name = memory_value(observe(), p["relation"])
-        yield self.lookup(name)
-        address = row_where(rows_of(observe()), name=name)["email"]
+        contact = yield from self.who(p, observe)
+        address = contact["email"]
         yield call("email.search", query=address)
         mails = [r for r in rows_of(observe()) if r.get("sender") == address]
         latest = max(mails, key=lambda r: r["received_at"])
@@ -806,13 +807,13 @@ TEMPLATES = (TextRelation, EmailRelation, RelationPhone, StarRelation, SharePhot
 # (oracle actions, dependent lookups) per template, measured by
 # devices.suite.templates._profile.measure; the family tests re-measure them.
 declare(TEMPLATES, {
-    "mem_text_relation": (3, 2),
-    "mem_email_relation": (3, 2),
-    "mem_relation_phone": (3, 2),
-    "mem_star_relation": (3, 2),
-    "mem_share_photo_relation": (3, 2),
-    "mem_invite_relation": (3, 2),
-    "mem_reply_relation_email": (4, 3),
+    "mem_text_relation": (4, 3),
+    "mem_email_relation": (4, 3),
+    "mem_relation_phone": (4, 3),
+    "mem_star_relation": (4, 3),
+    "mem_share_photo_relation": (5, 4),
+    "mem_invite_relation": (5, 4),
+    "mem_reply_relation_email": (5, 4),
     "mem_home_checkout": (2, 1),
     "mem_usual_order": (3, 2),
     "mem_weekday_alarm": (2, 1),

@@ -424,10 +424,92 @@ class MeetingMode(_Until):
         yield finish()
 
 
-class Travel(_Device):
+class _Flight(_Device):
+    """A flight in the calendar (another one goes elsewhere), a contact with a namesake, a
+    message about the flight to send, and the right routine for the phone."""
+
+    pools = MappingProxyType({"city": CITIES, "surname": SURNAMES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        city, other = CITIES.sample(rng, split, 2)
+        codes = rng.sample(range(100, 999), 2)
+        return {"city": city, **_WithContact.people(self, rng, split),  # type: ignore[arg-type]
+                "_other_city": other, "_flight": f"FW{codes[0]}", "_other_flight": f"FW{codes[1]}",
+                **self.world(rng)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        events = [_event(rng, f"Flight {p['_flight']} to {p['city']}", TODAY, 10 * 60, 180),
+                  _event(rng, f"Flight {p['_other_flight']} to {p['_other_city']}",
+                         "2026-01-09", 14 * 60, 120)]
+        return {**super().initial_state(p, rng), "calendar": {"events": events},
+                "contacts": {"contacts": _WithContact.contacts(self, p, rng)}}  # type: ignore[arg-type]
+
+    def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
+        return {}
+
+    def flight(self, p: dict[str, Any], observe: Observe) -> Any:
+        yield call("calendar.search", query=p["city"])
+        title = next(r["title"] for r in rows_of(observe()) if r["title"].endswith(p["city"]))
+        return title.split()[1]
+
+    def friend(self, p: dict[str, Any], observe: Observe) -> Any:
+        yield call("contacts.search", query=p["first"])
+        return row_where(rows_of(observe()), company=p["company"])
+
+
+class Travel(_Flight):
     name = "skill_travel"
     skill = "travel_mode"
-    goal_template = "They're boarding my flight to {city}; get the phone ready for it."
+    goal_template = ("They're boarding my flight to {city}. Text {first} from {company} its flight "
+                     "number, then get the phone ready for the flight.")
+    apps = (*DEVICE_APPS, "contacts", "messages")
+    start_settings = MappingProxyType({"bluetooth": True})
+
+    def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        phone = _WithContact.contact(before, p["person"])["phone"]
+        return [Setting("airplane_mode", True), Setting("bluetooth", False),
+                Setting("battery_saver", True),
+                Add("messages", "messages", {"phone": phone, "body": ("~", p["_flight"])})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        code = yield from self.flight(p, observe)
+        friend = yield from self.friend(p, observe)
+        yield call("messages.send", phone=friend["phone"], body=f"Boarding flight {code} now.")
+        yield UseSkill(skill=self.skill, arguments={})
+        yield finish()
+
+
+class Landing(_Flight):
+    name = "skill_landing"
+    skill = "landing_mode"
+    goal_template = ("Just touched down in {city}. Get the phone back to normal, then email {first} "
+                     "from {company} with the subject 'Landed' saying which flight I came on.")
+    apps = (*DEVICE_APPS, "contacts", "email")
+    start_settings = MappingProxyType({"airplane_mode": True, "wifi": False,
+                                      "battery_saver": True, "bluetooth": False})
+    test_only = True
+
+    def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        email = _WithContact.contact(before, p["person"])["email"]
+        return [Setting("airplane_mode", False), Setting("wifi", True),
+                Setting("battery_saver", False),
+                Add("email", "emails", {"folder": "sent", "to": [email], "subject": "Landed",
+                                        "body": ("~", p["_flight"])})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield UseSkill(skill=self.skill, arguments={})
+        code = yield from self.flight(p, observe)
+        friend = yield from self.friend(p, observe)
+        yield call("email.send", to=[friend["email"]], subject="Landed",
+                   body=f"I came in on flight {code}.")
+        yield finish()
+
+
+class Privacy(_Device):
+    name = "skill_privacy"
+    skill = "privacy_mode"
+    goal_template = ("I'm in {city} for a while: stop letting anything know where I am, and cut "
+                     "the wireless headphones link.")
     start_settings = MappingProxyType({"bluetooth": True})
     pools = MappingProxyType({"city": CITIES})
 
@@ -436,30 +518,6 @@ class Travel(_Device):
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {}
-
-    def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Setting("airplane_mode", True), Setting("bluetooth", False),
-                Setting("battery_saver", True)]
-
-
-class Landing(Travel):
-    name = "skill_landing"
-    skill = "landing_mode"
-    goal_template = "Just touched down in {city}. Get the phone back to normal."
-    start_settings = MappingProxyType({"airplane_mode": True, "wifi": False,
-                                      "battery_saver": True, "bluetooth": False})
-    test_only = True
-
-    def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Setting("airplane_mode", False), Setting("wifi", True),
-                Setting("battery_saver", False)]
-
-
-class Privacy(Travel):
-    name = "skill_privacy"
-    skill = "privacy_mode"
-    goal_template = ("I'm in {city} for a while: stop letting anything know where I am, and cut "
-                     "the wireless headphones link.")
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("location", False), Setting("bluetooth", False)]
@@ -897,8 +955,8 @@ declare(TEMPLATES, {
     "skill_morning": (2, 1),
     "skill_focus": (3, 2),
     "skill_meeting_mode": (2, 1),
-    "skill_travel": (1, 0),
-    "skill_landing": (1, 0),
+    "skill_travel": (4, 2),
+    "skill_landing": (4, 2),
     "skill_privacy": (1, 0),
     "skill_share_photo": (3, 2),
     "skill_archive_photo": (2, 1),
