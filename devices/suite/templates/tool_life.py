@@ -521,6 +521,39 @@ class UmbrellaReminder(WorldTemplate):
             yield call("reminders.create", title=f"Take {word}", due=f"{tomorrow}T{p['time']}")
 
 
+class UmbrellaForVisit(UmbrellaReminder):
+    name = "umbrella_for_visit"
+    apps = ("contacts", "weather", "reminders")
+    tier = "hard"
+    chain = 2
+    lookups = ("contacts.search", "weather.forecast")
+    goal_template = ("I'm visiting my {relation} tomorrow. If it will rain where they live, remind me tomorrow "
+                     "at {time} to pack an umbrella; otherwise to pack sunglasses.")
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation, time = w.nth(RELATIONS, TIMES3)
+        target, everyone = w.people(relation)
+        city, other = w.draw(CITIES, 2)
+        target["city"], everyone[1]["city"] = city, other
+        rainy = w.rng.random() < 0.5
+        tomorrow = w.day(1)
+        _city(w, city, False, rainy_on=tomorrow if rainy else w.day(3))
+        _city(w, other, True, rainy_on=tomorrow if not rainy else w.day(2))
+        return {"relation": relation, "time": time, "_word": "umbrella" if rainy else "sunglasses",
+                "_due": f"{tomorrow}T{time}", "_city": city}
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if not person:
+            return
+        tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
+        days = yield from lookup(observe, call("weather.forecast", city=person["city"], date=tomorrow))
+        if days:
+            word = "umbrella" if days[0]["rain_pct"] >= 50 else "sunglasses"
+            yield call("reminders.create", title=f"Pack {word}", due=f"{tomorrow}T{p['time']}")
+
+
 class WarmestSavedCity(WorldTemplate):
     name = "warmest_saved_city"
     apps = ("weather",)
@@ -974,7 +1007,7 @@ class ForecastWhereRelationLives(WorldTemplate):
 
 TEMPLATES = [ForecastWhereRelationLives, LogActivity, DuplicateActivity, MedicationLater, StopMedication, WeightLost, SleepAverage,
              LikeSongGui, PlaylistFromAlbum, ArtistPlaylist, DropSongFromPlaylist, RateRecipeGui,
-             FavoriteQuickest, RecipeToCart, UmbrellaReminder, WarmestSavedCity, SaveFlightCity,
+             FavoriteQuickest, RecipeToCart, UmbrellaReminder, UmbrellaForVisit, WarmestSavedCity, SaveFlightCity,
              TickOffReminder, PostponeReminder, OverdueCount, AlarmOff, AlarmEarlier, TimerFor,
              NotePhoneOfRelation, DimmerScreen, MoveTaggedPhotos, SaveBestRated, TravelTimeTo,
              ForecastForTrip]

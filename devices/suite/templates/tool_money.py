@@ -131,7 +131,7 @@ class PayInvoiceEmail(WorldTemplate):
     name = "pay_invoice_email"
     apps = ("email", "bank")
     tier = "hard"
-    chain = 2
+    chain = 1
     lookups = ("email.search", "bank.list_payees", "bank.list_accounts")
     goal_template = "Pay the invoice {company} emailed me, from my {account} account."
 
@@ -326,8 +326,8 @@ class ReorderLast(WorldTemplate):
 class CancelUnshipped(WorldTemplate):
     name = "cancel_unshipped"
     apps = ("shopping",)
-    tier = "hard"
-    chain = 2
+    tier = "medium"
+    chain = 1
     lookups = ("shopping.search", "shopping.list_orders")
     goal_template = "Cancel my order with the {product} in it, the one that hasn't arrived yet."
 
