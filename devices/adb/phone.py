@@ -7,9 +7,10 @@ Flywheel changed (devices.adb.ledger) instead of clearing apps. `companion` expe
 Flywheel companion apps (com.flywheel.*): tools go through devices.adb.tools and reset clears
 them with `pm clear`.
 
-GUI actions become `input` taps, swipes, text and key events; planner actions run
-harness-side on devices.adb.planner.HarnessState through devices.sim.planner, as on SimPhone.
-Observations are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the
+GUI actions become `input` taps, swipes, text and key events; tool calls go through the
+profile's tool runner; planner actions (memory, skills, delegation, answers) are not the
+phone's: they run in devices.harness.Harness, which wraps it and builds the final state checkers
+score from the phone's `device_state()` plus its own memory, log and answer. Observations are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the
 trailer stripped) plus a `screencap` PNG kept in the blob store; the screen size comes from
 `wm size` and the foreground app from the dump's root package. A real device cannot be
 forked (`supports_fork = False`): fork() raises DeviceError.
@@ -29,7 +30,6 @@ from devices.adb import stock
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
 from devices.adb.ledger import Ledger, converge, load_ledger, save_ledger
-from devices.adb.planner import HarnessState, logged_tool_runner
 from devices.adb.provider import (
     LAUNCHER_PACKAGE,
     PACKAGE_PREFIX,
@@ -46,8 +46,7 @@ from devices.adb.uixml import parse_hierarchy, root_package, strip_dump_trailer
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim.gui import resolve_app
-from devices.sim.planner import run_planner_action
-from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry, copy_json
+from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry
 from schemas.actions import (
     Click,
     InputText,
@@ -115,11 +114,12 @@ def escape_input_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class AdbSnapshot:
-    """A real device's state as data: provider rows per table, settings, and the harness state."""
+    """A real device's state as data: provider rows per table, settings, the GUI log."""
 
     tables: dict[str, tuple[dict[str, Any], ...]]
     settings: dict[str, Any]
-    harness: HarnessState
+    log: tuple[LogEntry, ...]
+    done: bool
     step: int
     clock_ms: int
 
@@ -145,7 +145,8 @@ class AdbPhone:
         self._size: tuple[int, int] | None = None
         self._sdk: int | None = None
         self._launchable: dict[str, str] = {}
-        self.harness = HarnessState()
+        self.log: list[LogEntry] = []  # GUI actions as run on the phone
+        self.done = False
         self.step = 0
         self.clock_ms = 0
         self.max_steps = 30
@@ -204,11 +205,8 @@ class AdbPhone:
         return self._begin(task)
 
     def _begin(self, task: TaskInstance) -> Observation:
-        initial = dict(task.initial_state)
-        user = initial.get("user") or {}
-        answers = user.get("answers", {}) if isinstance(user, dict) else {}
-        self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
-                                    user_answers={str(k): str(v) for k, v in answers.items()})
+        self.log = []
+        self.done = False
         self.step = 0
         self.clock_ms = task.start_clock_ms
         self.max_steps = task.max_steps
@@ -221,7 +219,12 @@ class AdbPhone:
     def act(self, action: Any) -> Observation:
         """One action; a lost device raises DeviceLost, every other failure is in the result."""
         self._check_open()
-        if self.harness.done:
+        if action.action_type in _HARNESS_ACTIONS:
+            return self._observation(result=ToolResult(
+                name=action.action_type, ok=False, error=ToolError(
+                    code="unsupported", message=f"{action.action_type} is a harness action; run "
+                    "the phone inside devices.harness.Harness to use it.")))
+        if self.done:
             return self._observation(result=ToolResult(
                 name=action.action_type, ok=False, error=ToolError(
                     code="conflict", message="The episode has ended; reset the device first.")))
@@ -236,8 +239,19 @@ class AdbPhone:
         except DeviceError as error:  # exit code, timeout or refusal: each has its own code
             result = stock.error_result(action.action_type, error)
         if self.step >= self.max_steps:
-            self.harness.done = True
+            self.done = True
         return self._observation(result=result)
+
+    def advance(self) -> int:
+        """Spends one step (counter and clock) with no effect on the phone: the harness calls it
+        when it ran an action of its own. Returns the step."""
+        if self.done:
+            return self.step
+        self.step += 1
+        self.clock_ms += self.settings.step_ms
+        if self.step >= self.max_steps:
+            self.done = True
+        return self.step
 
     # -- the stock profile's state ----------------------------------------------------------
 
@@ -254,6 +268,7 @@ class AdbPhone:
 
     def _reset_stock(self, task: TaskInstance) -> None:
         initial = dict(task.initial_state)
+        # memory and user are the harness's (Harness.reset keeps them); a bare phone skips them
         supported = {"contacts", "clock", "files", "settings", "memory", "user"}
         unknown = sorted(set(initial) - supported)
         if unknown:
@@ -292,7 +307,8 @@ class AdbPhone:
             save_ledger(self.adb, self.settings.ledger_path, ledger)
 
     def device_state(self) -> dict[str, Any]:
-        """The phone's part of the final state, read from the phone: tables and settings."""
+        """The phone's part of a final state, read from the phone: tables by row id, settings
+        and the clock. devices.harness.Harness.final_state() adds memory, log and answer."""
         self._check_open()
         if self.stock:
             state = stock.read_device_state(self.adb)
@@ -305,17 +321,6 @@ class AdbPhone:
         state["clock_ms"] = self.clock_ms
         return state
 
-    def final_state(self) -> dict[str, Any]:
-        """The whole final state (CONTRACT-6 §3 shape): the phone's tables and settings read
-        through adb, plus memory, log and answer from the harness side."""
-        state = self.device_state()
-        h = self.harness
-        return {**state, "memory": copy_json(h.memory),
-                "log": [{"step": e.step, "kind": e.kind, "name": e.name,
-                         "arguments": copy_json(e.arguments), "ok": e.ok, "agent": e.agent,
-                         "parent": e.parent} for e in h.log],
-                "answer": h.answer, "goal_status": h.goal_status}
-
     def snapshot(self) -> AdbSnapshot:
         self._check_open()
         if self.stock:
@@ -326,7 +331,8 @@ class AdbPhone:
                 "clock.alarms": tuple(tables["clock"]["alarms"].values()),
                 "files.files": tuple(tables["files"]["files"].values())},
                 settings=state["settings"],
-                harness=self.harness.copy(), step=self.step, clock_ms=self.clock_ms)
+                log=tuple(self.log), done=self.done, step=self.step,
+                clock_ms=self.clock_ms)
         tables = {}
         for app, names in TABLES.items():
             for table in names:
@@ -335,7 +341,7 @@ class AdbPhone:
                 tables[f"{app}.{table}"] = tuple(parse_query_output(out, app, table))
         values = {key: setting.from_android(self._shell(setting.read_command(), idempotent=True))
                   for key, setting in ANDROID_SETTINGS.items()}
-        return AdbSnapshot(tables=tables, settings=values, harness=self.harness.copy(),
+        return AdbSnapshot(tables=tables, settings=values, log=tuple(self.log), done=self.done,
                            step=self.step, clock_ms=self.clock_ms)
 
     def restore(self, snapshot: AdbSnapshot) -> None:
@@ -349,7 +355,7 @@ class AdbPhone:
                 dict(snapshot.settings)))
             stock.place_files(self.adb, {r["id"]: r["size_kb"]
                                          for r in snapshot.tables["files.files"]})
-            self.harness = snapshot.harness.copy()
+            self.log, self.done = list(snapshot.log), snapshot.done
             self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
             return
         commands: list[list[str]] = []
@@ -365,7 +371,7 @@ class AdbPhone:
                 commands += self._upsert(app, table, dict(row))
         self._batch(commands)
         self._write_settings(snapshot.settings)
-        self.harness = snapshot.harness.copy()
+        self.log, self.done = list(snapshot.log), snapshot.done
         self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
 
     def fork(self) -> AdbPhone:
@@ -477,7 +483,7 @@ class AdbPhone:
         message = result.error.message if result is not None and result.error else None
         return Observation(step=self.step, clock_ms=self.clock_ms, foreground_app=foreground,
                            screen=screen, screenshot=shot, result=result, message=message,
-                           done=self.harness.done)
+                           done=self.done)
 
     def _target(self, index: int | None, x: int | None, y: int | None) -> tuple[int, int]:
         if index is None:
@@ -551,16 +557,13 @@ class AdbPhone:
                 if self.settings.wait_scale:
                     self._sleep(action.seconds * self.settings.wait_scale)
             else:
-                self.harness.step = self.step
-                call_tool = logged_tool_runner(self.harness, self.tool_runner.call)
-                return run_planner_action(self.harness, action, call_tool)[0]
+                return self.tool_runner.call(action.name, dict(action.arguments))
         except (_BadTarget, ValueError) as error:
-            self.harness.log.append(_gui_entry(self.step, action, ok=False))
+            self.log.append(_gui_entry(self.step, action, ok=False))
             return ToolResult(name=name, ok=False,
                               error=ToolError(code="bad_arguments", message=str(error)))
-        self.harness.log.append(_gui_entry(self.step, action))
+        self.log.append(_gui_entry(self.step, action))
         return None
-
 
     def _clear_field(self, index: int | None) -> None:
         """Empties the focused field: select-all + delete from API 33, else end + deletes."""
@@ -576,6 +579,11 @@ class AdbPhone:
                              "field can only be cleared when the action names it by index")
         self._shell(["input", "keyevent", str(KEY_MOVE_END), *[str(KEY_DEL)] * len(current)],
                     idempotent=False)
+
+
+# Planner actions: the harness runs them; the phone refuses them unrun.
+_HARNESS_ACTIONS = frozenset({"memory_read", "memory_write", "use_skill", "delegate", "ask_user",
+                              "answer", "finish", "status"})
 
 
 class _BadTarget(ValueError):

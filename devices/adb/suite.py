@@ -12,6 +12,11 @@ Tool tasks mirror the suite's settings/contacts/clock templates; GUI tasks drive
 (Settings → Display → Dark theme, Settings → Network & internet → Airplane mode, the Clock
 app's alarm switches). The oracle acts only on what it observes (ids and elements come from
 observations).
+
+Episodes run the phone inside devices.harness.Harness, as the suite does on a SimPhone: the
+policy sees the goal, the harness's catalogue (the task's apps only) and observations; answers
+and finishing are harness actions, and the state checked is `Harness.final_state()` (the phone's
+tables and settings read through adb, the answer and log from the harness).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from devices.harness.harness import Harness
+from devices.harness.spec import HarnessSpec
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from schemas.actions import Action, Answer, Click, Finish, OpenApp, ToolCall
 from schemas.envelope import Frozen
@@ -40,6 +47,7 @@ __all__ = [
     "Expect",
     "NoopDevicePolicy",
     "check_change",
+    "device_policy",
     "device_tasks",
     "evaluate_on_device",
 ]
@@ -191,7 +199,8 @@ class DeviceTemplate:
         return TaskInstance(task_id=f"{self.name}-dev-{index:05d}-{seed & 0xFFFFFFFF:08x}",
                             template=self.name, family="tool", split="dev", index=index,
                             seed=seed, params=params, goal=self.goal(params),
-                            initial_state=self.initial(params), max_steps=self.max_steps)
+                            initial_state=self.initial(params), max_steps=self.max_steps,
+                            apps=list(self.apps))
 
 
 def _person(rng: random.Random) -> dict[str, str]:
@@ -469,6 +478,7 @@ class DeviceReport(Frozen):
 
     policy: str
     device_id: str
+    harness_version: str
     episodes: list[DeviceEpisode]
     template_scores: dict[str, float]
     overall: float
@@ -478,20 +488,23 @@ class DeviceReport(Frozen):
         return self.model_dump(mode="json")
 
 
-def run_device_episode(phone: Any, task: TaskInstance, policy: Any) -> DeviceEpisode:
-    """Reset, read the phone, let `policy` act, read the phone again, check the change."""
+def run_device_episode(phone: Any, task: TaskInstance, policy: Any,
+                       spec: HarnessSpec | None = None) -> DeviceEpisode:
+    """Reset the harnessed phone, read it, let `policy` act, read it again, check the change.
+    `phone` may already be a Harness (then `spec` is ignored)."""
     template = _BY_NAME[task.template]
+    harness = phone if isinstance(phone, Harness) else Harness(phone, spec)
     try:
-        observation = phone.reset(task)
-        before = phone.device_state()
-        if hasattr(policy, "prepare"):
+        observation = harness.reset(task)
+        before = harness.final_state()
+        if isinstance(policy, DeviceOracle):
             policy.prepare(task)
-        policy.begin(task.goal, None)
+        policy.begin(task.goal, harness.catalogue())
         steps = 0
         while steps < task.max_steps and not observation.done:
-            observation = phone.act(policy.next_action(observation))
+            observation = harness.act(policy.next_action(observation))
             steps += 1
-        after = phone.final_state()
+        after = harness.final_state()
     except DeviceError as error:  # lost, or a reset/read the phone refused: not the policy's fault
         kind = "lost" if isinstance(error, DeviceLost) else "device error"
         logger.warning("episode %s: %s (%s)", task.task_id, error, kind)
@@ -502,19 +515,35 @@ def run_device_episode(phone: Any, task: TaskInstance, policy: Any) -> DeviceEpi
                          steps=steps, violations=check.violations)
 
 
+def device_policy(name: str) -> Any:
+    """The policy `name` on a real phone: oracle and noop (the subset's own), claim, or
+    MODULE:CLASS of any class implementing devices.suite.policies.Policy. The random agent is
+    refused: it would write at random on somebody's phone. Raises ValueError (a
+    devices.suite.policies.PolicyLoadError for a bad MODULE:CLASS) naming the choices."""
+    if name == "oracle":
+        return DeviceOracle()
+    if name == "noop":
+        return NoopDevicePolicy()
+    if name == "claim" or ":" in name:
+        from devices.suite.policies import make_policy
+
+        return make_policy(name)
+    raise ValueError(f"policy {name!r} is not available on a device; use oracle, noop, claim or "
+                     f"MODULE:CLASS")
+
+
 def evaluate_on_device(phone: Any, policy: str | Any, n_per_template: int = 1,
                        suite_seed: int = 0, *, tasks: Iterable[TaskInstance] | None = None,
-                       progress: Callable[[DeviceEpisode], None] | None = None) -> DeviceReport:
-    """Runs `policy` ('oracle', 'noop' or an object) on every real-device task."""
+                       progress: Callable[[DeviceEpisode], None] | None = None,
+                       spec: HarnessSpec | None = None) -> DeviceReport:
+    """Runs `policy` (a name `device_policy` knows, or a policy object) on every real-device
+    task, with the phone inside one harness built from `spec` (default: HarnessSpec.default())."""
     if isinstance(policy, str):
-        choices = {"oracle": DeviceOracle, "noop": NoopDevicePolicy}
-        if policy not in choices:
-            raise ValueError(f"policy {policy!r} is not available on a device; use oracle or "
-                             f"noop (or pass a policy object)")
-        policy = choices[policy]()
+        policy = device_policy(policy)
+    harness = phone if isinstance(phone, Harness) else Harness(phone, spec)
     episodes = []
     for task in tasks if tasks is not None else device_tasks(n_per_template, suite_seed):
-        episode = run_device_episode(phone, task, policy)
+        episode = run_device_episode(harness, task, policy)
         episodes.append(episode)
         if progress is not None:
             progress(episode)
@@ -525,6 +554,7 @@ def evaluate_on_device(phone: Any, policy: str | Any, n_per_template: int = 1,
     template_scores = {name: sum(v) / len(v) for name, v in per.items()}
     overall = sum(template_scores.values()) / len(template_scores) if template_scores else 0.0
     return DeviceReport(policy=getattr(policy, "name", type(policy).__name__),
-                        device_id=str(getattr(phone, "device_id", "?")), episodes=episodes,
+                        device_id=str(getattr(phone, "device_id", "?")),
+                        harness_version=harness.version, episodes=episodes,
                         template_scores=template_scores, overall=overall,
                         faults=sum(e.fault is not None for e in episodes))

@@ -1,16 +1,19 @@
-"""`flywheel suite eval --device adb`: the real-device subset on a phone behind the adb server."""
+"""`flywheel suite eval --device adb`: the real-device subset on a phone behind the adb server,
+run inside the harness (the default spec, or `--harness FILE`)."""
 
 from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from devices.adb.settings import load_adb_settings
-from devices.adb.suite import DEVICE_TEMPLATES, DeviceEpisode, evaluate_on_device
+from devices.adb.suite import DEVICE_TEMPLATES, DeviceEpisode, device_policy, evaluate_on_device
+from devices.harness.spec import HarnessSpec, SpecError
 from devices.protocol import DeviceError
 from schemas.settings import SettingsError
 
@@ -22,8 +25,10 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool) -> None:
-    """Opens the configured phone (FLYWHEEL_ADB_*), runs the subset, prints the report."""
+def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool,
+                harness: Path | None = None) -> None:
+    """Opens the configured phone (FLYWHEEL_ADB_*), runs the subset inside the harness `harness`
+    names (a spec JSON file; default spec when None), prints the report."""
     from devices.adb.phone import AdbPhone
 
     try:
@@ -31,10 +36,12 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    if policy not in ("oracle", "noop"):
-        err_console.print(f"[red]error:[/red] policy {policy!r} cannot run on a device yet; use "
-                          f"--policy oracle or --policy noop")
-        raise typer.Exit(2)
+    try:
+        spec = HarnessSpec.load(harness) if harness is not None else None
+        agent = device_policy(policy)
+    except (ValueError, SpecError) as exc:  # PolicyLoadError is a ValueError
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     try:
         phone = AdbPhone(settings.serial, settings=settings)
         if not phone.adb.is_present():
@@ -53,7 +60,8 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
             console.print(f"[{len(done)}/{total}] {episode.template}: {mark}")
 
     try:
-        report = evaluate_on_device(phone, policy, n_per_template, suite_seed, progress=progress)
+        report = evaluate_on_device(phone, agent, n_per_template, suite_seed, progress=progress,
+                                    spec=spec)
     finally:
         phone.close()
     if as_json:
@@ -66,4 +74,5 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
         table.add_row(template.name, "fault" if score is None else f"{score:.2f}")
     console.print(table)
     console.print(f"overall {report.overall:.3f} over {len(report.episodes)} episodes, "
-                  f"{report.faults} environment faults (not scored)")
+                  f"{report.faults} environment faults (not scored), harness "
+                  f"{report.harness_version}")

@@ -1,5 +1,6 @@
-"""The device contract on AdbPhone's stock profile, through the real adb server and a fake adbd
-that answers as stock Android (its own contacts, settings, alarms and UI — no companion apps)."""
+"""The device contract on AdbPhone's stock profile inside the harness, through the real adb
+server and a fake adbd that answers as stock Android (its own contacts, settings, alarms and
+UI — no companion apps)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import ClassVar
 import pytest
 
 from devices.adb.phone import AdbPhone
+from devices.harness.harness import Harness
 from devices.protocol import Device
 from schemas.actions import Click, OpenApp
 from tests.devices.adb_stock.conftest import stock_settings
@@ -32,8 +34,8 @@ class TestStockAdbPhoneContract(DeviceContract):
     def make_device(self) -> Iterator[Device]:
         with stock_device(StockAndroid()) as daemon:
             self.server.connect(daemon.serial)
-            phone = AdbPhone(daemon.serial, settings=stock_settings(self.server, daemon.serial,
-                                                                    self.blob_dir))
+            phone = Harness(AdbPhone(daemon.serial, settings=stock_settings(
+                self.server, daemon.serial, self.blob_dir)))
             yield phone
             phone.close()
         self.server.adb("disconnect", daemon.serial)

@@ -18,11 +18,13 @@ from devices.adb.suite import (
     device_tasks,
     evaluate_on_device,
 )
-from devices.protocol import TaskInstance
+from devices.harness.harness import Harness
+from devices.harness.spec import HarnessSpec, ToolPolicy
 from schemas.actions import Action, Answer, Finish, ToolCall
 from schemas.observations import Observation
 from services.cli.main import app
 from tests.devices.fake_adbd import FakeAdbd, RealAdbServer
+from tests.devices.harness import external_policy
 
 runner = CliRunner()
 
@@ -58,22 +60,79 @@ def test_suite_eval_on_the_device(adb_env: None, policy: str, expected: float) -
 
 def test_random_policy_is_refused_in_one_sentence(adb_env: None) -> None:
     result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "random"])
-    assert result.exit_code == 2 and "oracle or --policy noop" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "use oracle, noop, claim or MODULE:CLASS" in said
+    assert "Traceback" not in result.output
+
+
+def test_an_outside_policy_runs_on_the_device_inside_the_harness(adb_env: None) -> None:
+    """`--policy MODULE:CLASS` on the phone: the policy gets the goal and a catalogue of the
+    task's apps only (never the task), and reading without acting scores 0."""
+    external_policy.SEEN.clear()
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy",
+                                 "tests.devices.harness.external_policy:CatalogueReader",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["policy"] == "catalogue-reader" and len(report["harness_version"]) == 12
+    assert report["overall"] == 0.0 and report["faults"] == 0
+    assert len(external_policy.SEEN) == len(DEVICE_TEMPLATES)
+    assert all(seen[:2] == ("str", "Catalogue") and seen[2] > 0 for seen in external_policy.SEEN)
+
+
+def test_a_saved_harness_spec_is_the_one_the_phone_runs_in(adb_env: None,
+                                                           tmp_path: Path) -> None:
+    """`--harness FILE` reaches the device: a spec hiding contacts.add is named in the report,
+    and the oracle can no longer add a contact (its call is refused unrun)."""
+    spec = HarnessSpec.default().model_copy(update={"tools": ToolPolicy(hidden=("contacts.add",))})
+    path = spec.save(tmp_path / "spec.json")
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle",
+                                 "--harness", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["harness_version"] == spec.version != HarnessSpec.default().version
+    assert report["template_scores"]["stock_contact_add"] == 0.0
+    assert report["template_scores"]["stock_contact_delete"] == 1.0
+    missing = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle",
+                                  "--harness", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "does not exist" in " ".join(missing.output.split())
+
+
+def test_the_harness_shows_only_the_tasks_apps_on_the_phone(phone: AdbPhone) -> None:
+    harness = Harness(phone)
+    for template in ("stock_alarm_set", "stock_contact_lookup"):
+        task = next(t for t in device_tasks(1) if t.template == template)
+        harness.reset(task)
+        shown = {t.app for t in harness.catalogue().tools}
+        assert shown == set(task.apps) and len(shown) == 1
+    assert harness.act(ToolCall(name="settings.toggle", arguments={"key": "wifi"})).result \
+        .error.code == "unknown_tool"  # not in a contacts task's catalogue: refused unrun
+    assert phone.device_state()["settings"]["wifi"] is True
+
+
+#: One extra write per app, each a change the task did not ask for.
+_EXTRA_WRITES = (
+    ToolCall(name="settings.toggle", arguments={"key": "wifi"}),
+    ToolCall(name="contacts.add", arguments={"name": "Extra Person", "phone": "+1-555-444-0000"}),
+    ToolCall(name="clock.set_alarm", arguments={"time": "04:44"}),
+)
 
 
 class _OverActing(DeviceOracle):
-    """Solves the task, then also switches Wi-Fi: an extra write the checker must catch."""
+    """Solves the task, then also writes once more with a tool its catalogue shows (the task's
+    own app): an extra write the checker must catch."""
+
+    def begin(self, goal: str, catalogue: object = None) -> None:
+        shown = {t.name for t in getattr(catalogue, "tools", [])}
+        self._extra = next(a for a in _EXTRA_WRITES if a.name in shown)
+        self._done_extra = False
 
     def next_action(self, observation: Observation) -> Action:
         action = super().next_action(observation)
-        if isinstance(action, Finish) and not getattr(self, "_extra", False):
-            self._extra = True
-            return ToolCall(name="settings.toggle", arguments={"key": "wifi"})
+        if isinstance(action, Finish) and not self._done_extra:
+            self._done_extra = True
+            return self._extra
         return action
-
-    def prepare(self, task: TaskInstance) -> None:
-        self._extra = False
-        super().prepare(task)
 
 
 class _Claimer:
@@ -96,7 +155,10 @@ def test_over_acting_and_claims_score_zero(phone: AdbPhone) -> None:
         "stock_contact_add", "stock_gui_dark_theme", "stock_alarm_set")]
     over = evaluate_on_device(phone, _OverActing(), tasks=tasks)
     assert over.overall == 0.0
-    assert all("setting wifi changed" in " ".join(e.violations) for e in over.episodes)
+    said = {e.template: " ".join(e.violations) for e in over.episodes}
+    assert "contact Extra Person added" in said["stock_contact_add"]
+    assert "setting wifi changed" in said["stock_gui_dark_theme"]
+    assert "alarm 04:44 set" in said["stock_alarm_set"]
     assert evaluate_on_device(phone, _Claimer(), tasks=tasks).overall == 0.0
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from devices.adb.phone import AdbPhone, escape_input_text
 from devices.adb.stock import parse_alarm_dump, parse_rows
+from devices.harness.harness import Harness
 from devices.protocol import DeviceError, TaskInstance
-from schemas.actions import InputText, NavigateHome, OpenApp, Scroll, ToolCall
+from schemas.actions import Answer, InputText, NavigateHome, OpenApp, Scroll, ToolCall
 from tests.devices.adb_stock.conftest import stock_settings
 from tests.devices.contract import CONTRACT_TASK
 from tests.devices.fake_adbd import FakeAdbd, RealAdbServer, StockAndroid
@@ -182,14 +183,27 @@ def test_alarm_dump_yields_only_the_clock_apps_alarms_and_timers() -> None:
 
 
 def test_final_state_has_the_contract_shape(phone: AdbPhone) -> None:
-    phone.reset(TaskInstance(task_id="t-0", template="t", family="tool", split="dev", index=0,
-                             seed=1, goal="g", initial_state={"memory": {"k": "v"}}))
-    _call(phone, "settings.toggle", key="bluetooth")
-    state = phone.final_state()
+    """Through the harness: the phone's tables and settings read over adb, memory, log and
+    answer from the harness (CONTRACT-6 §3)."""
+    harness = Harness(phone)
+    harness.reset(TaskInstance(task_id="t-0", template="t", family="tool", split="dev", index=0,
+                               seed=1, goal="g", initial_state={"memory": {"k": "v"}}))
+    assert harness.act(ToolCall(name="settings.toggle", arguments={"key": "bluetooth"})).result.ok
+    harness.act(Answer(text="Bluetooth is on."))
+    state = harness.final_state()
     assert set(state) == {"tables", "settings", "memory", "log", "answer", "goal_status",
                           "clock_ms"}
     assert state["settings"]["bluetooth"] is True and state["memory"] == {"k": "v"}
-    assert state["log"][0]["name"] == "settings.toggle"
+    assert state["log"][0]["name"] == "settings.toggle" and state["answer"] == "Bluetooth is on."
+    assert state["clock_ms"] == phone.device_state()["clock_ms"] > 0
+    assert set(state["tables"]) == {"contacts", "clock", "files"}
+
+
+def test_a_bare_phone_refuses_planner_actions(phone: AdbPhone) -> None:
+    phone.reset(CONTRACT_TASK)
+    refused = phone.act(Answer(text="done")).result
+    assert refused is not None and refused.error.code == "unsupported"
+    assert "Harness" in refused.error.message and phone.observe().step == 0  # nothing ran
 
 
 FILES_TASK = CONTRACT_TASK.model_copy(update={"initial_state": {"files": {"files": [
