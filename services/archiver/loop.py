@@ -134,6 +134,8 @@ class Archiver:
         self._buffered_rows = 0
         self._buffer_ids: set[str] = set()
         self._last_flush = clock()
+        #: Commit offsets after the final flush (false when the broker is known to be gone).
+        self.commit_on_stop = True
         logger.info("archiver starts under %s with the %d most recent archived ids",
                     store.root, len(self.seen))
 
@@ -225,8 +227,9 @@ class Archiver:
         if dropped:
             logger.info("dropped %d buffered rows of %d revoked partitions", dropped, len(lost))
 
-    def flush(self) -> int:
-        """Writes the buffer, then commits the source's offsets; returns rows written."""
+    def flush(self, *, commit: bool = True) -> int:
+        """Writes the buffer, then (unless `commit` is false: the broker is gone) commits the
+        source's offsets; returns rows written."""
         rows = self._buffered_rows
         if rows:
             table = _stamped(pa.concat_tables(self._buffer), int(time.time() * 1000))
@@ -244,7 +247,8 @@ class Archiver:
                 if key in self._floors:
                     self._floors[key] = max(self._floors[key], mark)
             self._marks = {}
-        self.source.commit()  # after the write: offsets never run ahead of the archive
+        if commit:
+            self.source.commit()  # after the write: offsets never run ahead of the archive
         self._buffer = []
         self._buffered_rows = 0
         self._buffer_ids = set()
@@ -263,7 +267,7 @@ class Archiver:
             self.step()
             if on_step is not None:
                 on_step(self)
-        self.flush()
+        self.flush(commit=self.commit_on_stop)
         return self.stats
 
 

@@ -6,6 +6,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from kafka.producer.future import FutureRecordMetadata
+
 from devices.protocol import Device
 from schemas.episodes import ActionRequested
 from schemas.topics import TOPICS, Topic
@@ -14,9 +16,9 @@ from services.device_runner.guard import ActionGuard
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.admin import create_topics
 from streams.broker import ensure_broker
-from streams.consumer import TypedBatchConsumer
+from streams.consumer import Record, TypedBatchConsumer
 from streams.producer import TypedProducer
-from streams.settings import BusSettings
+from streams.settings import load_bus_settings
 
 __all__ = ["ACTIONS", "OBSERVATIONS", "run_device_runner"]
 
@@ -46,7 +48,7 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                          f"{device.device_id!r}; pass the matching --device-id")
     started = None
     if bootstrap is None:
-        bootstrap, started = ensure_broker(BusSettings())
+        bootstrap, started = ensure_broker(load_bus_settings())
     memory = memory if memory is not None else RunnerMemory()
     guard = ActionGuard(settings.action_timeout_s)
     try:
@@ -61,14 +63,17 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                 on_ready()
             while not stop_event.is_set():
                 batch = consumer.poll_batch(settings.poll_timeout_ms)
-                sent = []
-                for record in batch:
+
+                def handle(record: Record) -> list[FutureRecordMetadata]:
                     event = record.event
                     if not isinstance(event, ActionRequested):  # the topic's union forbids it
-                        continue
-                    for produced in decide(device, event, memory, suite_seed=settings.suite_seed,
-                                           guard=guard):
-                        sent.append(producer.send(observations, produced))
+                        return []
+                    produced = decide(device, event, memory, suite_seed=settings.suite_seed,
+                                      guard=guard)
+                    return [producer.send(observations, e) for e in produced]
+
+                # A record whose handling raises is dead-lettered; the others go on.
+                sent = [f for futures in consumer.handle_each(batch, handle) for f in futures]
                 if sent:
                     producer.flush()
                     for future in sent:  # raises if a send failed: no commit, so redelivery
