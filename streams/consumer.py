@@ -255,7 +255,7 @@ class TypedBatchConsumer:
     def dead_letter(self, record: RawRecord, error: BaseException) -> None:
         """Sends `record` to its dead-letter topic (acknowledged before the next commit)."""
         self._router.route(record.topic, record.partition, record.offset, record.key,
-                           record.value, error, record.headers)
+                           record.value, error, record.headers, consumer=self.group_id)
         self.dead_lettered += 1
 
     def handle_each(self, records: Iterable[Record], handler: Callable[[Record], T]

@@ -168,6 +168,11 @@ class DeadLetter:
         return {k[n:]: v for k, v in self.headers if k.startswith(SOURCE_HEADER_PREFIX)}
 
     @property
+    def consumer(self) -> str | None:
+        """The consumer group that dead-lettered the record (None if not said)."""
+        return header_value(self.headers, "consumer")
+
+    @property
     def value_sha256(self) -> str | None:
         """For a record too large to dead-letter whole: the sha256 of its bytes (in the blob
         store); else None."""
@@ -214,10 +219,11 @@ class DeadLetterRouter:
         return self.data_dir / QUARANTINE_FOLDER
 
     def route(self, source_topic: str, partition: int, offset: int, key: bytes | None,
-              value: bytes | None, error: BaseException, headers: Any = ()) -> None:
+              value: bytes | None, error: BaseException, headers: Any = (),
+              consumer: str | None = None) -> None:
         """Sends the record to `<source_topic>.dlq` with headers naming the error, the source
-        topic/partition/offset and the source's own headers. Never raises: what cannot be
-        sent is quarantined (see flush())."""
+        topic/partition/offset, the consumer (group) that failed on it, and the source's own
+        headers. Never raises: what cannot be sent is quarantined (see flush())."""
         sentence = error_sentence(error)
         letter_headers = [
             ("error", sentence.encode()),
@@ -226,6 +232,7 @@ class DeadLetterRouter:
             ("source_partition", str(partition).encode()),
             ("source_offset", str(offset).encode()),
             ("failed_at", datetime.now(UTC).isoformat().encode()),
+            *([("consumer", consumer.encode())] if consumer else []),
             *_kept_headers(headers),
         ]
         dlq = dlq_name(source_topic)

@@ -13,12 +13,22 @@ from schemas.topics import Topic
 from streams.consumer import Record, TypedBatchConsumer
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
-__all__ = ["MAX_RECORDS", "ArchiverRecord", "ArchiverSource"]
+__all__ = ["GROUP_TIMING", "MAX_RECORDS", "ArchiverRecord", "ArchiverSource"]
 
 logger = logging.getLogger(__name__)
 
 #: Records per poll: large batches amortise the per-poll cost; 5k × 1 KiB is ~5 MiB in memory.
 MAX_RECORDS = 5_000
+
+#: The archiver's group timing: a shorter session than the loop's default (6 s) so a member
+#: killed with SIGKILL is evicted sooner and its successor reads again sooner (bench/rejoin.py:
+#: median ~11 s → ~2-7 s on Tansu); the rebalance timeout matches it so a join does not wait
+#: for a dead member longer than its session. Static membership (group_instance_id) was
+#: measured too: Tansu makes every join of a static member wait ~6 s, fresh or not.
+#: The cost: a flush longer than 3 s (heartbeats run only inside consumer calls) makes the
+#: group rebalance; the commit then fails and the watermarks skip what is read again.
+GROUP_TIMING: dict[str, int] = {"session_timeout_ms": 3000, "heartbeat_interval_ms": 1000,
+                                "rebalance_timeout_ms": 3000}
 
 #: A consumed record as the archiver sees it: `event` is None for a dead letter.
 ArchiverRecord = Record
@@ -41,4 +51,4 @@ def ArchiverSource(bootstrap: str, topics: Sequence[Topic], group_id: str, *,
     return TypedBatchConsumer(bootstrap, topics, group_id, raw_topics=raw,
                               max_records=max_records, max_message_bytes=max_message_bytes,
                               client_id=client_id, on_revoked=on_revoked, data_dir=data_dir,
-                              **kafka_kwargs)
+                              **{**GROUP_TIMING, **kafka_kwargs})

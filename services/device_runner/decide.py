@@ -9,6 +9,7 @@ answered with the events already recorded (same event ids) instead of running tw
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
@@ -20,7 +21,7 @@ from schemas.observations import Observation
 from services.device_runner.guard import ActionGuard, ActionTimedOut, DeviceBusy
 from services.device_runner.tasks import TaskNotResolved, resolve_task
 
-__all__ = ["SOURCE", "Executed", "RunnerMemory", "decide"]
+__all__ = ["SOURCE", "Executed", "RunnerMemory", "decide", "response_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,17 @@ def _source() -> str:
 
 #: The envelope `source` of every event this service produces.
 SOURCE = _source()
+
+#: Namespace of response ids (uuid5 of the action's event id).
+RESPONSE_NAMESPACE = uuid.UUID("6b1f3c52-2f9e-4d0b-9a57-3f0c1d2e8a41")
+
+
+def response_id(action: ActionRequested) -> str:
+    """The event id of the one event that answers `action`, derived from the action's id: an
+    action redelivered to a restarted runner (which lost its memory) is answered under the same
+    id, so every sink that dedupes on event ids keeps exactly one answer per action."""
+    return uuid.uuid5(RESPONSE_NAMESPACE, action.event_id).hex
+
 
 FailureReason = Literal["disconnected", "timeout", "crashed", "unavailable"]
 
@@ -135,7 +147,8 @@ def _after_action_error(device: Device, event: ActionRequested, memory: RunnerMe
 
 
 def _recorded(event: ActionRequested, observation: Observation) -> ObservationRecorded:
-    return ObservationRecorded(source=SOURCE, episode_id=event.episode_id,
+    return ObservationRecorded(event_id=response_id(event), source=SOURCE,
+                               episode_id=event.episode_id,
                                device_id=event.device_id, step=event.step,
                                observation=observation, **event.caused())
 
@@ -146,5 +159,6 @@ def _failed(event: ActionRequested, memory: RunnerMemory, reason: FailureReason,
                    event.episode_id, reason, message)
     memory.episode[event.device_id] = None
     memory.failed += 1
-    return DeviceFailed(source=SOURCE, episode_id=event.episode_id, device_id=event.device_id,
+    return DeviceFailed(event_id=response_id(event), source=SOURCE,
+                        episode_id=event.episode_id, device_id=event.device_id,
                         step=event.step, reason=reason, message=message, **event.caused())
