@@ -25,7 +25,7 @@ from services.device_runner.decide import RunnerMemory, response_id
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.codec import encode, headers_for
-from streams.dlq import SOURCE_HEADER_PREFIX, read_dead_letters, safe_preview
+from streams.dlq import read_dead_letters, safe_preview
 from streams.redact import install_log_redaction
 from tests.chaos.conftest import ChaosFigures
 from tests.chaos.corpus import CANARY, OVERSIZE_BYTES, poison_corpus
