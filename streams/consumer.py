@@ -119,7 +119,14 @@ class _Runner:
         return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
     def close(self) -> None:
+        """Cancels what the client left running (a dead broker leaves retries behind), then
+        closes the loop."""
         try:
+            pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:
             self.loop.close()
@@ -350,9 +357,9 @@ class TypedBatchConsumer:
         finally:
             try:
                 self._loop.call(self._consumer.stop(), CLOSE_TIMEOUT_S)
-            except (TimeoutError, KafkaError, OSError) as error:
+            except (TimeoutError, KafkaError, OSError, asyncio.CancelledError) as error:
                 logger.warning("the consumer did not leave its group cleanly (%s)",
-                               error_sentence(error))
+                               error_sentence(error) if str(error) else type(error).__name__)
             finally:
                 self._loop.close()
                 if self._owns_router:

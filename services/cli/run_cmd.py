@@ -51,6 +51,7 @@ from services.cli.supervisor import (
     RUN_RECORD,
     RunRecord,
     Supervisor,
+    kept_broker_pid,
     previous_run_report,
 )
 from services.device_runner.fleet import SimFleet
@@ -256,14 +257,19 @@ def run(
     record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
     try:
         bootstrap, broker = ensure_broker(bus)
-        where = (f"fresh local broker on {bootstrap} (data in memory only)" if broker is not None
+        fresh_broker = broker is not None
+        where = (f"fresh local broker on {bootstrap} (data in memory only)" if fresh_broker
                  else f"Kafka at {mask_bootstrap(bootstrap)}")
         console.print(f"[bold]flywheel run[/]: {where}")
-        previous = previous_run_report(bus.data_dir, broker_reused=broker is None)
+        if not fresh_broker and not external:
+            kept = LocalBroker.recorded(bus.data_dir)
+            if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
+                broker = kept  # a previous run's, kept for us: ours to stop when done
+        previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker)
         if previous is not None:
             console.print(f"[yellow]{previous}[/]", highlight=False)
         create_topics(bootstrap, TOPICS.values(), with_dlq=True)
-        if broker is not None and store.exists():
+        if fresh_broker and store.exists():
             console.print(f"re-publishing the archive at {archive_dir} into the fresh broker")
             replayed = replay_with_progress(store, bootstrap, archiver_group=settings.group_id)
             console.print(replay_table(replayed))

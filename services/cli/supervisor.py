@@ -25,7 +25,7 @@ from typing import Any
 
 from streams.dlq import error_sentence
 
-__all__ = ["RunRecord", "Service", "Supervisor", "previous_run_report"]
+__all__ = ["RunRecord", "Service", "Supervisor", "kept_broker_pid", "previous_run_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +184,17 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def kept_broker_pid(data_dir: Path) -> int | None:
+    """The pid of the local broker a previous run left running (it did not stop cleanly), or
+    None; the next run adopts that broker and stops it when it is done."""
+    try:
+        record = json.loads((data_dir / RUN_RECORD).read_text())
+        pid = record.get("broker_pid")
+        return int(pid) if pid else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
 
 
 def previous_run_report(data_dir: Path, broker_reused: bool) -> str | None:
