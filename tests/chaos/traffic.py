@@ -27,6 +27,7 @@ class Traffic:
         self.acked: dict[str, float] = {}
         self.events: dict[str, Event] = {}
         self.failed = 0
+        self.error: BaseException | None = None  # why sending stopped early (a dead broker)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._send, daemon=True, name="chaos-traffic")
@@ -48,13 +49,13 @@ class Traffic:
                 if ahead > 0:
                     time.sleep(ahead)
             producer.flush(timeout_s=10)
-        except Exception:  # noqa: BLE001 - a dead broker: what was acked is what counts
-            pass
+        except Exception as error:  # noqa: BLE001 - a dead broker: what was acked is what counts
+            self.error = error
         finally:
             try:
                 producer.close(timeout_s=2)
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception as error:  # noqa: BLE001 - same
+                self.error = error
             self.done.set()
 
     def _ack(self, event_id: str, _metadata: object) -> None:
