@@ -337,6 +337,8 @@ def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_d
         except Exception as error:  # noqa: BLE001 - supervised: restart, or keep the broker
             if archiver is not None:
                 _merge(total, archiver.stats)
+            if not console.is_terminal:
+                console.line()  # end the status line the failed Live left unterminated
             if drain.broker_died:
                 return total, False
             now = time.monotonic()
