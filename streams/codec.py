@@ -89,11 +89,12 @@ def header_value(headers: Any, name: str) -> str | None:
 
 
 def json_depth(value: bytes, limit: int = MAX_JSON_DEPTH) -> int:
-    """The nesting depth of the JSON text `value`, counted up to `limit + 1` (enough to know
-    it is too deep) without parsing it: a C-speed count first, an exact walk over the
-    brackets outside strings only when there are more brackets than `limit`."""
+    """The nesting depth of the JSON text `value` (over `limit` exactly when the depth is),
+    without parsing it: a C-speed bracket count first, which bounds the depth and is returned
+    when it is within `limit`; else an exact walk over the brackets outside strings, stopping
+    at `limit + 1`."""
     if value.count(b"[") + value.count(b"{") <= limit:
-        return min(limit, value.count(b"[") + value.count(b"{"))
+        return value.count(b"[") + value.count(b"{")
     depth = deepest = 0
     for match in _BRACKETS.finditer(_JSON_STRING.sub(b'""', value)):
         if match.group(0) in b"[{":
