@@ -29,8 +29,8 @@ def test_token_like_strings_are_masked(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "dead-lettered flywheel.tasks[2]@41: invalid task.proposed event: field 'goal'",
-    "event 3f2a9c0e5b7d4e1f8a6b2c3d4e5f6a7b sha256 "
-    "9ab980cc92c1c8e3fe2c47b423b263dce0815bab5b23bb049e7fe7c2b12714ab",
+    ("event 3f2a9c0e5b7d4e1f8a6b2c3d4e5f6a7b sha256 "
+     "9ab980cc92c1c8e3fe2c47b423b263dce0815bab5b23bb049e7fe7c2b12714ab"),
     "device sim-0 timed out after 60 s",
 ])
 def test_ordinary_sentences_ids_and_digests_are_left_alone(text: str) -> None:
