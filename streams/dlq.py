@@ -344,6 +344,23 @@ def _int_or_none(text: str | None) -> int | None:
         return None
 
 
+def _once_per_failure(letters: list[DeadLetter]) -> list[DeadLetter]:
+    """The first dead letter of each failure: a consumer killed between sending a dead letter
+    and committing past its record sends it again on restart; the source topic/partition/
+    offset and the consumer identify the failure (letters that name no source all count)."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for letter in letters:
+        if letter.source_offset is not None:
+            key = (letter.source_topic, letter.source_partition, letter.source_offset,
+                   letter.consumer)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(letter)
+    return out
+
+
 def read_dead_letters(bootstrap: str, topic_name: str, limit: int = 20, *,
                       idle_ms: int = READ_IDLE_MS) -> list[DeadLetter]:
     """The oldest `limit` dead letters of `topic_name` (a topic or its `.dlq`), read without a
@@ -377,6 +394,6 @@ def read_dead_letters(bootstrap: str, topic_name: str, limit: int = 20, *,
                         timestamp_ms=r.timestamp, headers=tuple(headers),
                     ))
         letters.sort(key=lambda d: (d.partition, d.offset))
-        return letters[:limit]
+        return _once_per_failure(letters)[:limit]
     finally:
         consumer.close()

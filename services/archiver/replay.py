@@ -121,6 +121,21 @@ def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | 
     return report
 
 
+def _contiguous_from_zero(offsets: list[int]) -> int:
+    """How many offsets from 0 on the replay wrote without a gap. A record another producer
+    sent during the replay takes an offset in between: the archiver must read from there,
+    so its position (and watermark) is set only up to the first such gap."""
+    expected = 0
+    for offset in sorted(offsets):
+        if offset != expected:
+            if offset > expected:
+                logger.warning("another producer wrote during the replay (at offset %d); the "
+                               "archiver reads from there on", expected)
+            break
+        expected += 1
+    return expected
+
+
 def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
                   on_progress: ProgressCallback | None,
                   ends: dict[tuple[str, int], int] | None = None) -> int:
@@ -133,6 +148,7 @@ def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
     cols = {c: table[c].to_pylist() for c in
             ("partition", "timestamp_ms", "key", "payload", "raw", "headers")}
     futures = []
+    offsets: dict[int, list[int]] = {}
     for i in range(total):
         payload = cols["payload"][i]
         value = payload.encode("utf-8") if payload is not None else cols["raw"][i]
@@ -151,8 +167,10 @@ def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
             raise future.exception
         if ends is not None and future.succeeded():
             meta = future.value
-            key = (name, meta.partition)
-            ends[key] = max(ends.get(key, 0), meta.offset + 1)
+            offsets.setdefault(meta.partition, []).append(meta.offset)
+    if ends is not None:
+        for partition, got in offsets.items():
+            ends[(name, partition)] = _contiguous_from_zero(got)
     if on_progress is not None:
         on_progress(name, total, total)
     logger.info("replayed %d records of %s", total, name)

@@ -49,3 +49,16 @@ def test_a_record_the_broker_refuses_is_quarantined_not_raised(
     [kept] = quarantined(tmp_path)
     assert kept["headers"]["source_offset"] == "3" and kept["value_size"] == 100_000
     assert (tmp_path / "blobs" / kept["value_sha256"][:2] / kept["value_sha256"]).exists()
+
+
+def test_the_same_failure_dead_lettered_again_is_shown_once_per_consumer(
+        bootstrap: str, fresh_topic: Callable[[str], Topic], tmp_path: Path) -> None:
+    """A consumer killed between its dead letter and its commit sends it again on restart."""
+    topic = fresh_topic("flywheel.tasks")
+    with DeadLetterRouter(bootstrap, data_dir=tmp_path) as router:
+        for consumer in ("runner", "runner", "archiver"):
+            router.route(topic.name, 2, 9, b"k", b"junk", InvalidEvent("bad"), consumer=consumer)
+        router.route(topic.name, 2, 10, b"k", b"junk", InvalidEvent("bad"), consumer="runner")
+    letters = read_dead_letters(bootstrap, topic.name)
+    assert sorted((d.source_offset, d.consumer) for d in letters) == [
+        (9, "archiver"), (9, "runner"), (10, "runner")]
