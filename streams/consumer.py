@@ -63,6 +63,9 @@ DEFAULT_MAX_RECORDS = 500
 DEFAULT_POLL_MS = 1000
 #: Joins, commits and metadata calls wait at most this long before the call gives up.
 CALL_TIMEOUT_S = 60.0
+#: A commit or committed-offset query waits at most this long: a dead broker must not stall a
+#: loop (an uncommitted batch is only re-read, and sinks skip what they already have).
+COMMIT_TIMEOUT_S = 5.0
 #: Leaving the group on close waits at most this long (a dead broker must not hang a stop).
 CLOSE_TIMEOUT_S = 10.0
 #: A poll may overrun its timeout by this much (aiokafka waits out a rebalance inside getmany,
@@ -300,7 +303,14 @@ class TypedBatchConsumer:
         pending, self._pending = self._pending, {}
         if self.group_id is None:
             return
-        self._loop.call(self._commit(pending))
+        try:
+            self._loop.call(self._commit(pending), COMMIT_TIMEOUT_S)
+        except (TimeoutError, KafkaError, OSError) as error:
+            # Kept for the next commit; if none comes, the records are re-read (at least once).
+            for tp, offset in pending.items():
+                self._pending[tp] = max(offset, self._pending.get(tp, 0))
+            logger.warning("commit failed (%s); it is retried with the next batch",
+                           error_sentence(error) if str(error) else type(error).__name__)
 
     async def _commit(self, pending: dict[TopicPartition, int]) -> None:
         assigned = self._consumer.assignment()
@@ -315,8 +325,15 @@ class TypedBatchConsumer:
                            len(offsets))
 
     def committed(self, tp: TopicPartition) -> int | None:
-        """The group's committed offset of `tp` (None when nothing was committed)."""
-        return self._loop.call(self._consumer.committed(tp))
+        """The group's committed offset of `tp` (None when nothing was committed, or when the
+        broker does not answer in time)."""
+        try:
+            return self._loop.call(self._consumer.committed(tp), COMMIT_TIMEOUT_S)
+        except (TimeoutError, KafkaError, OSError) as error:
+            logger.warning("cannot read the committed offset of %s[%d] (%s)", tp.topic,
+                           tp.partition, error_sentence(error) if str(error) else
+                           type(error).__name__)
+            return None
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._consumer.assignment())

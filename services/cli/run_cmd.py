@@ -292,7 +292,7 @@ def run(
                                                         bus.data_dir, drain, fleet)
         finally:
             stop.restore()
-            supervisor.stop()
+            supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
         if drain.broker_died:
             console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
                           f"stopped; what the archiver had flushed is safe, and the next "
@@ -339,6 +339,10 @@ def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_d
                 _merge(total, archiver.stats)
             if not console.is_terminal:
                 console.line()  # end the status line the failed Live left unterminated
+            if not drain.broker_died and drain.supervisor.broker_alive is not None \
+                    and not drain.supervisor.broker_alive():
+                drain.broker_died = True
+                drain.stop.set("the broker stopped answering")
             if drain.broker_died:
                 return total, False
             now = time.monotonic()
