@@ -204,13 +204,16 @@ class TypedBatchConsumer:
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id,
                                     client_id=client_id, **config)
         try:
+            if group_id is not None:
+                # Subscribed before start(): start() then returns once the group is joined and
+                # partitions are assigned, so the first poll finds data ready (Tansu's first
+                # JoinGroup waits half the session timeout; no poll should pay for it).
+                consumer.subscribe(names, listener=_Revocations(self))
             await consumer.start()
             if group_id is None:  # no group: read every partition of the topics
                 parts = [TopicPartition(n, p) for n in names
                          for p in sorted(consumer.partitions_for_topic(n) or ())]
                 consumer.assign(parts)
-            else:
-                consumer.subscribe(names, listener=_Revocations(self))
         except BaseException:
             await consumer.stop()
             raise
