@@ -21,10 +21,11 @@ logger = logging.getLogger(__name__)
 MAX_RECORDS = 5_000
 
 #: The archiver's group timing: a shorter session than the loop's default (6 s) so a member
-#: killed with SIGKILL is evicted sooner and its successor reads again sooner (bench/rejoin.py:
-#: median ~11 s → ~2-7 s on Tansu); the rebalance timeout matches it so a join does not wait
-#: for a dead member longer than its session. Static membership (group_instance_id) was
-#: measured too: Tansu makes every join of a static member wait ~6 s, fresh or not.
+#: killed with SIGKILL is evicted sooner and its successor reads again sooner (bench/rejoin.py,
+#: start of the new process to its first record: median 11.1 s → 7.1 s on Tansu; 3.0 → 2.0 s
+#: on a fresh start); the rebalance timeout matches it so a join does not wait for a dead
+#: member longer than its session. Static membership (group_instance_id) was measured too:
+#: Tansu makes every join of a static member wait ~6 s, fresh or not, so it is not used.
 #: The cost: a flush longer than 3 s (heartbeats run only inside consumer calls) makes the
 #: group rebalance; the commit then fails and the watermarks skip what is read again.
 GROUP_TIMING: dict[str, int] = {"session_timeout_ms": 3000, "heartbeat_interval_ms": 1000,
