@@ -30,7 +30,12 @@ def load_settings(cls: type[S], what: str, **overrides: object) -> S:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "settings"
         top = str(first["loc"][0]) if first["loc"] else ""
-        if top in cls.model_fields:
+        alias = getattr(cls.model_fields[top], "validation_alias", None) \
+            if top in cls.model_fields else None
+        choices = [c for c in getattr(alias, "choices", ()) if isinstance(c, str)]
+        if choices:  # e.g. KAFKA_BOOTSTRAP_SERVERS: name the variable people set
+            variable = choices[0].upper()
+        elif top in cls.model_fields:
             variable = f"{cls.model_config.get('env_prefix', '')}{field}".upper()
         else:  # the location is a validation alias such as KAFKA_BOOTSTRAP_SERVERS
             variable = top

@@ -10,7 +10,8 @@ from kafka.errors import KafkaError, for_code
 
 from schemas.topics import Topic
 
-__all__ = ["DLQ_PARTITIONS", "AdminError", "admin_client", "create_topics", "list_topics"]
+__all__ = ["DLQ_PARTITIONS", "AdminError", "admin_client", "commit_group_offsets", "create_topics",
+           "list_topics"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,3 +96,31 @@ def list_topics(bootstrap: str) -> list[str]:
                          f"check that the broker is up") from None
     finally:
         admin.close()
+
+
+def commit_group_offsets(bootstrap: str, group_id: str,
+                         offsets: dict[tuple[str, int], int]) -> None:
+    """Commits `offsets` ((topic, partition) → next offset) for a consumer group that has no
+    active member (the archive replay puts the archiver's position after what it re-published,
+    so the archiver does not read it all back)."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    if not offsets:
+        return
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id,
+                                 enable_auto_commit=False, client_id="flywheel-offsets")
+    except KafkaError as error:
+        raise AdminError(f"cannot reach Kafka at {bootstrap} ({type(error).__name__}) to set "
+                         f"group {group_id}'s offsets") from None
+    try:
+        parts = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
+                 for (t, p), o in offsets.items()}
+        consumer.assign(list(parts))
+        consumer.commit(parts)
+    except KafkaError as error:
+        raise AdminError(f"setting group {group_id}'s offsets failed ({type(error).__name__})"
+                         ) from None
+    finally:
+        consumer.close(autocommit=False)

@@ -203,15 +203,20 @@ class LocalBroker:
             raise BrokerError(f"port {self.port} is already in use; stop what listens there, "
                               f"set FLYWHEEL_BROKER_PORT to a free port, or set "
                               f"KAFKA_BOOTSTRAP_SERVERS to use that broker")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        url = f"tcp://{HOST}:{self.port}"
-        command = [str(binary), "broker", "--listener-url", url, "--advertised-listener-url",
-                   url, "--storage-engine", STORAGE_ENGINE]
-        with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, cwd=self.data_dir,
-            )
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            url = f"tcp://{HOST}:{self.port}"
+            command = [str(binary), "broker", "--listener-url", url, "--advertised-listener-url",
+                       url, "--storage-engine", STORAGE_ENGINE]
+            with self.log_path.open("ab") as log:
+                self._process = subprocess.Popen(
+                    command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    start_new_session=True, cwd=self.data_dir,
+                )
+        except OSError as error:
+            raise BrokerError(f"cannot use {self.data_dir} for the broker's log and record "
+                              f"({error.strerror}); set FLYWHEEL_DATA_DIR to a writable "
+                              f"folder") from None
         self.pid = self._process.pid
         logger.info("started tansu pid %s on %s", self.pid, self.bootstrap)
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ __all__ = [
     "HEADER_EVENT_ID",
     "HEADER_SCHEMA_VERSION",
     "HEADER_TYPE",
+    "MAX_JSON_DEPTH",
     "DecodeError",
     "OversizeMessage",
     "decode",
@@ -27,6 +29,7 @@ __all__ = [
     "field_path",
     "header_value",
     "headers_for",
+    "json_depth",
     "validate",
 ]
 
@@ -38,6 +41,15 @@ HEADER_SCHEMA_VERSION = "schema_version"
 HEADER_EVENT_ID = "event_id"
 #: Envelope fields with construction defaults that a reader must find in the payload itself.
 REQUIRED_ON_READ = frozenset({"event_id", "occurred_at"})
+#: Deepest JSON nesting a reader accepts. The deepest event (an episode's steps with a nested
+#: tool call's arguments) is about a dozen levels; 64 leaves room for free-form parameters and
+#: keeps every parser (json, pydantic, our own walks) far from Python's recursion limit.
+MAX_JSON_DEPTH = 64
+
+#: A JSON string (with escapes); what is left after removing them is structure and scalars.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: Brackets that open or close a JSON container.
+_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 class DecodeError(SchemaError):
@@ -76,14 +88,39 @@ def header_value(headers: Any, name: str) -> str | None:
     return None
 
 
-def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Any:
-    """Parses the bytes as UTF-8 JSON, refusing oversize, empty and non-JSON values."""
+def json_depth(value: bytes, limit: int = MAX_JSON_DEPTH) -> int:
+    """The nesting depth of the JSON text `value` (over `limit` exactly when the depth is),
+    without parsing it: a C-speed bracket count first, which bounds the depth and is returned
+    when it is within `limit`; else an exact walk over the brackets outside strings, stopping
+    at `limit + 1`."""
+    if value.count(b"[") + value.count(b"{") <= limit:
+        return value.count(b"[") + value.count(b"{")
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_JSON_STRING.sub(b'""', value)):
+        if match.group(0) in b"[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        else:
+            depth -= 1
+    return deepest
+
+
+def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parses the bytes as UTF-8 JSON, refusing oversize, empty, too deeply nested and non-JSON
+    values (the size and depth are checked before parsing)."""
     if value is None:
         raise DecodeError("the message has no value (a tombstone); producers must not send "
                           "empty values")
     if len(value) > max_bytes:
         raise OversizeMessage(f"the message is {len(value)} bytes, over the {max_bytes}-byte "
                               f"limit; store large payloads in the blob store")
+    if json_depth(value, max_depth) > max_depth:
+        raise DecodeError(f"the message nests JSON deeper than {max_depth} levels; events are "
+                          f"shallow objects, so it is refused unparsed")
     try:
         return json.loads(value.decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -92,6 +129,9 @@ def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES)
     except json.JSONDecodeError as error:
         raise DecodeError(f"the message is not valid JSON ({error.msg} at offset {error.pos}); "
                           f"producers must send UTF-8 JSON") from None
+    except (RecursionError, MemoryError) as error:  # guarded above; kept as a second wall
+        raise DecodeError(f"the message could not be parsed ({type(error).__name__}); "
+                          f"producers must send shallow UTF-8 JSON objects") from None
 
 
 def field_path(loc: tuple[Any, ...], data: Any) -> str:
@@ -124,12 +164,18 @@ def _clean_invalid(data: Any, original: InvalidEvent) -> InvalidEvent:
         model.model_validate(current)
     except ValidationError as error:
         first = error.errors()[0]
-        path = field_path(tuple(first["loc"]), current)
+        loc = tuple(first["loc"])
+        if first["type"] == "missing" and loc:
+            # The missing key is absent from the payload by definition: name it anyway.
+            parent = field_path(loc[:-1], current)
+            path = str(loc[-1]) if parent == "<root>" else f"{parent}.{loc[-1]}"
+        else:
+            path = field_path(loc, current)
         more = error.error_count() - 1
         tail = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
         return InvalidEvent(f"invalid {current['type']} event: field '{path}': "
                             f"{first['msg']}{tail}", path)
-    except (SchemaError, KeyError, TypeError, ValueError):
+    except (SchemaError, KeyError, TypeError, ValueError, RecursionError):
         return original
     return original
 
@@ -183,10 +229,16 @@ def decode(value: bytes | None, topic: Topic, max_bytes: int = DEFAULT_MAX_MESSA
     is validated straight from the bytes (about twice as fast); the result and the errors
     are the same either way. Raises a `SchemaError` subclass (DecodeError, OversizeMessage,
     UnknownEventType, TypeNotAllowed, FutureSchemaVersion, InvalidEvent) with a one-sentence
-    message.
+    message, whatever went wrong inside: no input makes it raise anything else.
     """
-    if headers and value is not None and len(value) <= max_bytes:
-        event = decode_current(value, topic, headers)
-        if event is not None:
-            return event
-    return validate(decode_json(value, max_bytes), topic)
+    try:
+        if headers and value is not None and len(value) <= max_bytes:
+            event = decode_current(value, topic, headers)
+            if event is not None:
+                return event
+        return validate(decode_json(value, max_bytes), topic)
+    except SchemaError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any failure on bad bytes is the bytes' fault
+        raise DecodeError(f"the message could not be decoded ({type(error).__name__}); "
+                          f"producers must send valid UTF-8 JSON events") from None

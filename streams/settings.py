@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.settings import load_settings
@@ -46,6 +46,20 @@ class BusSettings(BaseSettings):
         description="Largest encoded event accepted by producers and consumers, in bytes "
                     "(env FLYWHEEL_MAX_MESSAGE_BYTES).",
     )
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _host_port_list(cls, value: str | None) -> str | None:
+        """Each comma-separated server must be `host:port` (credentials masked in the error)."""
+        if value is None or not value.strip():
+            return value
+        for server in value.split(","):
+            host, sep, port = server.strip().rpartition(":")
+            if not sep or not host or ":" in host.strip("[]") and not host.startswith("[") \
+                    or not port.isdigit() or not 1 <= int(port) <= 65535 or "@" in host:
+                raise ValueError("must be a comma-separated list of host:port with a port "
+                                 "from 1 to 65535 (no credentials: use the client settings)")
+        return value
 
     def bootstrap_or_none(self) -> str | None:
         """The configured bootstrap servers, with blanks treated as unset."""

@@ -10,9 +10,13 @@ from __future__ import annotations
 import logging
 import sys
 
+from aiokafka.errors import KafkaError
+
 from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import load_archiver_settings
-from streams.broker import LocalBroker
+from streams.broker import LocalBroker, kafka_answers
+from streams.dlq import error_sentence
+from streams.redact import install_log_redaction, mask_bootstrap
 from streams.settings import load_bus_settings
 
 __all__ = ["main"]
@@ -22,6 +26,7 @@ logger = logging.getLogger("services.archiver")
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
     except ValueError as error:
@@ -35,8 +40,18 @@ def main() -> int:
                   "local broker with `flywheel broker start`", file=sys.stderr)
             return 2
         bootstrap = broker.bootstrap
+    if not kafka_answers(bootstrap):
+        print(f"error: Kafka at {mask_bootstrap(bootstrap)} does not answer; start it or fix "
+              f"KAFKA_BOOTSTRAP_SERVERS", file=sys.stderr)
+        return 2
     archive_dir = settings.resolved_archive_dir(bus.data_dir)
-    archiver, source = build_archiver(bootstrap, settings, archive_dir)
+    try:
+        archiver, source = build_archiver(bootstrap, settings, archive_dir,
+                                          data_dir=bus.data_dir)
+    except (KafkaError, OSError) as error:
+        print(f"error: cannot start archiving from {mask_bootstrap(bootstrap)} into "
+              f"{archive_dir} ({error_sentence(error)})", file=sys.stderr)
+        return 2
     stop = StopFlag().install()
     logger.info("archiving %s into %s; %s", bootstrap, archive_dir, loss_bound(settings))
     try:

@@ -5,20 +5,21 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from services.archiver.rows import ArchivableRecord, new_rows, to_table
+from services.archiver.rows import ArchivableRecord, to_row, to_table
 from services.archiver.settings import ArchiverSettings
 from services.archiver.store import ArchiveStore
 
-__all__ = ["Archiver", "ArchiverStats", "RecordSource"]
+__all__ = ["Archiver", "ArchiverStats", "RecentIds", "RecordSource"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,34 @@ class RecordSource(Protocol):
     def commit(self) -> None: ...
 
 
+class RecentIds(AbstractSet[str]):
+    """A bounded set of tracking keys: the newest `limit` added, the oldest forgotten first."""
+
+    def __init__(self, limit: int, ids: Iterable[str] = ()) -> None:
+        self.limit = limit
+        self._order: deque[str] = deque()
+        self._set: set[str] = set()
+        self.extend(ids)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._set
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def extend(self, ids: Iterable[str]) -> None:
+        order, members = self._order, self._set
+        for key in ids:
+            if key not in members:
+                members.add(key)
+                order.append(key)
+        while len(order) > self.limit:
+            members.discard(order.popleft())
+
+
 @dataclass
 class ArchiverStats:
     """Running counts for the live status line and the final summary."""
@@ -72,11 +101,18 @@ class ArchiverStats:
 
 
 class Archiver:
-    """Sinks records from `source` into `store`, exactly once per event id.
+    """Sinks records from `source` into `store`, exactly once per record.
 
     Files are written (atomically) before the source commits, so a crash anywhere re-delivers
-    at most the unflushed records; re-delivered or replayed events are recognised by their
-    event id, loaded from the archive at start, and skipped.
+    at most the unflushed records. Duplicates are recognised without holding the archive's ids:
+    per topic partition, a watermark (the next offset not yet archived, written after each
+    flush) skips records a crash or a rebalance re-delivers, and a bounded table of the most
+    recent tracking keys (`tracking_ids` of them, loaded from the newest files) skips an event
+    sent again at a new offset. So memory and start-up time stay flat as the archive grows.
+
+    A watermark is trusted only where the group has a committed offset for its partition: a
+    fresh broker (offsets start again from 0) has none unless the archive's replay put the
+    archiver's offsets there, which it does (services.archiver.replay).
     """
 
     def __init__(self, source: RecordSource, store: ArchiveStore, settings: ArchiverSettings,
@@ -86,16 +122,22 @@ class Archiver:
         self.settings = settings
         self.clock = clock
         self.store.clean_tmp()
-        self.seen: set[str] = store.event_ids()
+        self.seen = RecentIds(settings.tracking_ids, store.recent_ids(settings.tracking_ids))
         self.stats = ArchiverStats(started_at=clock())
+        #: Per (topic, partition): offsets below this are archived already (trusted watermark).
+        self._floors: dict[tuple[str, int], int] = {}
+        #: Per (topic, partition): the next offset after the buffered records.
+        self._marks: dict[tuple[str, int], int] = {}
         # Each step's new rows become an Arrow table at once: the buffer then holds no Python
         # objects per row, so memory stays near the payload size and the GC has little to scan.
         self._buffer: list[pa.Table] = []
         self._buffered_rows = 0
         self._buffer_ids: set[str] = set()
         self._last_flush = clock()
-        logger.info("archiver starts with %d archived events under %s", len(self.seen),
-                    store.root)
+        #: Commit offsets after the final flush (false when the broker is known to be gone).
+        self.commit_on_stop = True
+        logger.info("archiver starts under %s with the %d most recent archived ids",
+                    store.root, len(self.seen))
 
     @property
     def buffered(self) -> int:
@@ -113,32 +155,100 @@ class Archiver:
             self.flush()
         return count
 
+    def _floor(self, key: tuple[str, int]) -> int:
+        """The trusted watermark of a partition (0 when there is none), read once per
+        assignment."""
+        mark = self.store.watermark(*key)
+        floor = 0
+        if mark:
+            committed = self._committed(key)
+            if committed is None:
+                logger.info("%s[%d] has a watermark (%d) but no committed offset (a fresh "
+                            "broker or group): re-read records are deduplicated by id only",
+                            key[0], key[1], mark)
+            else:
+                floor = mark
+        self._floors[key] = floor
+        return floor
+
+    def _committed(self, key: tuple[str, int]) -> int | None:
+        committed = getattr(self.source, "committed", None)
+        if committed is None:
+            return None
+        from aiokafka import TopicPartition
+
+        return committed(TopicPartition(*key))
+
     def _take(self, records: Sequence[ArchivableRecord]) -> int:
         """Buffers the new rows of one polled batch as an Arrow table; returns len(records)."""
         if records:
-            buffer_ids = self._buffer_ids
-            fresh = [row for row in new_rows(records, self.seen)
-                     if row.event_id not in buffer_ids]
+            buffer_ids, seen, floors, marks = (self._buffer_ids, self.seen, self._floors,
+                                               self._marks)
+            fresh = []
+            for record in records:
+                key = (record.topic, record.partition)
+                floor = floors.get(key)
+                if floor is None:
+                    floor = self._floor(key)
+                if record.offset < floor:
+                    continue  # archived before a crash or a rebalance: re-delivered
+                marks[key] = record.offset + 1
+                row = to_row(record)
+                if row is None or row.event_id in seen or row.event_id in buffer_ids:
+                    continue
+                buffer_ids.add(row.event_id)
+                fresh.append(row)
             if fresh:
                 self._buffer.append(to_table(fresh, archived_at_ms=0))  # stamped at flush
-                buffer_ids.update([row.event_id for row in fresh])
                 self._buffered_rows += len(fresh)
             self.stats.polled += len(records)
             self.stats.duplicates += len(records) - len(fresh)
         return len(records)
 
-    def flush(self) -> int:
-        """Writes the buffer, then commits the source's offsets; returns rows written."""
+    def revoked(self, partitions: Iterable[Any]) -> None:
+        """A rebalance took `partitions` away: their buffered rows are dropped (the new owner
+        re-reads them from the committed offset) and their watermarks are read again if they
+        come back."""
+        lost = {(tp.topic, tp.partition) for tp in partitions}
+        for key in lost:
+            self._floors.pop(key, None)
+            self._marks.pop(key, None)
+        if not self._buffer:
+            return
+        table = pa.concat_tables(self._buffer)
+        keys = pa.array([f"{t}\x00{p}" for t, p in lost], type=pa.string())
+        joined = pc.binary_join_element_wise(table["topic"],
+                                             pc.cast(table["partition"], pa.string()), "\x00")
+        kept = table.filter(pc.invert(pc.is_in(joined, value_set=keys)))
+        dropped = table.num_rows - kept.num_rows
+        self._buffer = [kept] if kept.num_rows else []
+        self._buffered_rows = kept.num_rows
+        self._buffer_ids = set(kept["event_id"].to_pylist())
+        if dropped:
+            logger.info("dropped %d buffered rows of %d revoked partitions", dropped, len(lost))
+
+    def flush(self, *, commit: bool = True) -> int:
+        """Writes the buffer, then (unless `commit` is false: the broker is gone) commits the
+        source's offsets; returns rows written."""
         rows = self._buffered_rows
         if rows:
             table = _stamped(pa.concat_tables(self._buffer), int(time.time() * 1000))
             self.stats.files += len(self.store.write(table))
-            self.seen.update(self._buffer_ids)
+            self.seen.extend(self._buffer_ids)
             counts = pc.value_counts(table["topic"])
             self.stats.archived.update(dict(zip(counts.field("values").to_pylist(),
                                                 counts.field("counts").to_pylist(), strict=True)))
             self.stats.flushes += 1
-        self.source.commit()  # after the write: offsets never run ahead of the archive
+        if self._marks:
+            # After the files, before the commit: a crash between the two re-delivers records
+            # that these watermarks then skip.
+            self.store.set_watermarks(self._marks)
+            for key, mark in self._marks.items():
+                if key in self._floors:
+                    self._floors[key] = max(self._floors[key], mark)
+            self._marks = {}
+        if commit:
+            self.source.commit()  # after the write: offsets never run ahead of the archive
         self._buffer = []
         self._buffered_rows = 0
         self._buffer_ids = set()
@@ -157,7 +267,7 @@ class Archiver:
             self.step()
             if on_step is not None:
                 on_step(self)
-        self.flush()
+        self.flush(commit=self.commit_on_stop)
         return self.stats
 
 

@@ -12,7 +12,7 @@ from kafka.errors import KafkaError
 
 from schemas.topics import DLQ_SUFFIX, TOPICS, Topic
 from services.archiver.store import ArchiveStore
-from streams.admin import create_topics
+from streams.admin import commit_group_offsets, create_topics
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["ReplayError", "ReplayReport", "ensure_replay_topics", "replay_archive"]
@@ -41,6 +41,8 @@ class ReplayReport:
     """Records re-published per topic."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    #: (topic, partition) → the next offset after the re-published records.
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -82,7 +84,8 @@ def ensure_replay_topics(bootstrap: str, store: ArchiveStore,
 
 
 def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | None = None,
-                   on_progress: ProgressCallback | None = None) -> ReplayReport:
+                   on_progress: ProgressCallback | None = None, *,
+                   archiver_group: str | None = None) -> ReplayReport:
     """Produces every archived record of `topics` (default: all archived, dead letters too)
     with its original key, bytes, headers and timestamp, to its original partition when the
     target topic has it (else the key picks), partition by partition in offset order.
@@ -98,9 +101,10 @@ def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | 
                           f"`flywheel archive stats` for the archived topics")
     report = ReplayReport()
     producer = _producer(bootstrap)
+    ends: dict[tuple[str, int], int] = {}
     try:
         for name in names:
-            report.counts[name] = _replay_topic(store, producer, name, on_progress)
+            report.counts[name] = _replay_topic(store, producer, name, on_progress, ends)
         producer.flush(timeout=FLUSH_TIMEOUT_S)
     except KafkaError as error:
         raise ReplayError(f"re-publishing to {bootstrap} failed ({type(error).__name__}: "
@@ -108,11 +112,33 @@ def replay_archive(store: ArchiveStore, bootstrap: str, topics: Iterable[str] | 
                           f"dedupe, so a second replay is safe)") from None
     finally:
         producer.close()
+    if archiver_group is not None:
+        # The fresh broker's offsets start from 0: the archive's watermarks now describe it, and
+        # the archiver's group starts after what was re-published instead of reading it back.
+        store.reset_watermarks(ends)
+        commit_group_offsets(bootstrap, archiver_group, ends)
+    report.ends = ends
     return report
 
 
+def _contiguous_from_zero(offsets: list[int]) -> int:
+    """How many offsets from 0 on the replay wrote without a gap. A record another producer
+    sent during the replay takes an offset in between: the archiver must read from there,
+    so its position (and watermark) is set only up to the first such gap."""
+    expected = 0
+    for offset in sorted(offsets):
+        if offset != expected:
+            if offset > expected:
+                logger.warning("another producer wrote during the replay (at offset %d); the "
+                               "archiver reads from there on", expected)
+            break
+        expected += 1
+    return expected
+
+
 def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
-                  on_progress: ProgressCallback | None) -> int:
+                  on_progress: ProgressCallback | None,
+                  ends: dict[tuple[str, int], int] | None = None) -> int:
     table = store.read_for_replay(name)
     total = table.num_rows
     partitions = producer.partitions_for(name)
@@ -122,6 +148,7 @@ def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
     cols = {c: table[c].to_pylist() for c in
             ("partition", "timestamp_ms", "key", "payload", "raw", "headers")}
     futures = []
+    offsets: dict[int, list[int]] = {}
     for i in range(total):
         payload = cols["payload"][i]
         value = payload.encode("utf-8") if payload is not None else cols["raw"][i]
@@ -138,6 +165,12 @@ def _replay_topic(store: ArchiveStore, producer: KafkaProducer, name: str,
     for future in futures:
         if future.failed():
             raise future.exception
+        if ends is not None and future.succeeded():
+            meta = future.value
+            offsets.setdefault(meta.partition, []).append(meta.offset)
+    if ends is not None:
+        for partition, got in offsets.items():
+            ends[(name, partition)] = _contiguous_from_zero(got)
     if on_progress is not None:
         on_progress(name, total, total)
     logger.info("replayed %d records of %s", total, name)

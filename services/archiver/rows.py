@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +34,11 @@ ERROR_HEADER_KEYS = ("error",)
 #: Dead-letter headers that differ each time the same record fails (streams.dlq stamps the
 #: time); left out of the dead-letter id so a redelivered failure is one archived row.
 VOLATILE_HEADER_KEYS = frozenset({"failed_at"})
+#: What identifies one failure when a dead letter names its source record: the source
+#: topic/partition/offset (plus the content, so a different record at the same coordinates of
+#: a later broker is another failure). The error text is left out: the same record failing
+#: again after a restart is the same dead letter even if the sentence changed.
+SOURCE_COORDINATE_KEYS = ("source_topic", "source_partition", "source_offset", "value_sha256")
 
 _HEADER_TYPE = pa.struct([("key", pa.string()), ("value", pa.binary())])
 
@@ -91,15 +96,19 @@ def _headers(record: ArchivableRecord) -> list[tuple[str, bytes]]:
 
 
 def dead_letter_id(record: ArchivableRecord) -> str:
-    """A content id for a dead letter: its topic, key, bytes and stable headers (error, source
-    topic/partition/offset; not its own offset nor failure time), so the same failure
-    dead-lettered again, redelivered or replayed into a fresh broker gets the same id."""
+    """A content id for a dead letter: its topic, key and bytes plus, when it names its source
+    record, the source topic/partition/offset (so the same record dead-lettered again after a
+    crash is one failure), else every stable header (not its own offset nor failure time).
+    Redelivered or replayed into a fresh broker, it keeps its id."""
     digest = hashlib.sha256()
     for part in (record.topic.encode(), record.key or b"", record.value or b""):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
-    for key, value in sorted(_headers(record)):
-        if key in VOLATILE_HEADER_KEYS:
+    headers = _headers(record)
+    names = {key for key, _ in headers}
+    by_source = "source_topic" in names and "source_offset" in names
+    for key, value in sorted(headers):
+        if key in VOLATILE_HEADER_KEYS or (by_source and key not in SOURCE_COORDINATE_KEYS):
             continue
         for part in (key.encode(), value):
             digest.update(len(part).to_bytes(8, "big"))
@@ -117,7 +126,7 @@ def to_row(record: ArchivableRecord) -> ArchiveRow | None:
     return None
 
 
-def new_rows(records: Iterable[ArchivableRecord], seen: set[str]) -> list[ArchiveRow]:
+def new_rows(records: Iterable[ArchivableRecord], seen: Container[str]) -> list[ArchiveRow]:
     """Rows for the records whose tracking key is not in `seen` (nor earlier in the batch).
 
     Pure apart from `seen`, which the caller owns and updates only once the rows are durable.

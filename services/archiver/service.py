@@ -9,12 +9,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from schemas.topics import TOPICS, Topic
 from services.archiver.loop import Archiver
 from services.archiver.settings import ArchiverSettings
 from services.archiver.sources import ArchiverSource
 from services.archiver.store import ArchiveStore
+from streams.consumer import TypedBatchConsumer
 
 __all__ = ["StopFlag", "build_archiver", "loss_bound"]
 
@@ -22,13 +24,19 @@ logger = logging.getLogger(__name__)
 
 
 def build_archiver(bootstrap: str, settings: ArchiverSettings, archive_dir: Path,
-                   topics: Sequence[Topic] | None = None) -> tuple[Archiver, ArchiverSource]:
-    """An archiver over `topics` (default: every registered topic) and its source (close it)."""
+                   topics: Sequence[Topic] | None = None, *, data_dir: Path | None = None,
+                   **kafka_kwargs: Any) -> tuple[Archiver, TypedBatchConsumer]:
+    """An archiver over `topics` (default: every registered topic) and its source (close it);
+    a rebalance's revoked partitions reach the archiver, which drops their buffered rows."""
     chosen = list(topics) if topics is not None else list(TOPICS.values())
+    holder: list[Archiver] = []
     source = ArchiverSource(bootstrap, chosen, settings.group_id,
-                            include_dead_letters=settings.include_dead_letters)
+                            include_dead_letters=settings.include_dead_letters,
+                            on_revoked=lambda tps: holder[0].revoked(tps) if holder else None,
+                            data_dir=data_dir, **kafka_kwargs)
     try:
-        return Archiver(source, ArchiveStore(archive_dir), settings), source
+        holder.append(Archiver(source, ArchiveStore(archive_dir), settings))
+        return holder[0], source
     except BaseException:
         source.close()
         raise

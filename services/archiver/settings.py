@@ -23,6 +23,9 @@ __all__ = [
 DEFAULT_FLUSH_INTERVAL_S = 2.0
 #: 50k events of ~1 KiB is ~50 MiB of buffer: bounded memory, and big enough Parquet files.
 DEFAULT_FLUSH_MAX_EVENTS = 50_000
+#: Recent tracking keys the archiver keeps to skip an event sent again at a new offset: four
+#: full flushes' worth, ~15 MiB of ids, whatever the size of the archive.
+DEFAULT_TRACKING_IDS = 200_000
 #: One batch poll waits at most this long, so the flush timer and Ctrl-C are checked often.
 DEFAULT_POLL_TIMEOUT_MS = 200
 
@@ -53,6 +56,12 @@ class ArchiverSettings(BaseSettings):
     poll_timeout_ms: int = Field(
         default=DEFAULT_POLL_TIMEOUT_MS, ge=1, le=60_000,
         description="Longest wait of one batch poll, in milliseconds.",
+    )
+    tracking_ids: int = Field(
+        default=DEFAULT_TRACKING_IDS, ge=1, le=50_000_000,
+        description="How many of the most recently archived event ids are kept to skip an "
+                    "event sent again at a new offset (re-delivered offsets are skipped by "
+                    "per-partition watermarks, whatever this is).",
     )
     include_dead_letters: bool = Field(
         default=True,

@@ -29,6 +29,9 @@ PART_SUFFIX = ".parquet"
 TMP_SUFFIX = ".tmp"
 #: zstd compresses JSON payloads ~4-6x at a write speed that keeps up with the bus.
 COMPRESSION = "zstd"
+#: Per-partition offset watermarks live here, one small file per topic partition (so several
+#: archiver members, each owning some partitions, never write the same file).
+TRACKING_FOLDER = "_tracking"
 
 
 class ArchiveMissing(FileNotFoundError):
@@ -153,6 +156,56 @@ class ArchiveStore:
             return schema.empty_table()
         tables = [pq.read_table(f, columns=columns, schema=schema) for f in files]
         return pa.concat_tables(tables)
+
+    # ---- tracking: per-partition watermarks and the recent ids ---------------------------
+
+    def _watermark_path(self, topic: str, partition: int) -> Path:
+        return self.root / TRACKING_FOLDER / f"{TOPIC_PREFIX}{topic}" / f"{partition}.offset"
+
+    def watermark(self, topic: str, partition: int) -> int | None:
+        """The next offset of `topic`/`partition` not yet archived (as the last write left it),
+        or None when never written."""
+        try:
+            return int(self._watermark_path(topic, partition).read_text().split()[0])
+        except (FileNotFoundError, IndexError, ValueError):
+            return None
+
+    def set_watermarks(self, marks: dict[tuple[str, int], int]) -> None:
+        """Records the next unarchived offset per (topic, partition), atomically per file.
+
+        Called after the part files are durable: a crash between the two leaves an older
+        watermark, which only means re-reading records the recent-id table then skips."""
+        for (topic, partition), offset in marks.items():
+            path = self._watermark_path(topic, partition)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}{TMP_SUFFIX}")
+            tmp.write_text(f"{offset}\n")
+            os.replace(tmp, path)
+
+    def reset_watermarks(self, marks: dict[tuple[str, int], int]) -> None:
+        """Forgets every watermark and records `marks` (a replay into a fresh broker, whose
+        offsets start again from 0, does this)."""
+        folder = self.root / TRACKING_FOLDER
+        if folder.is_dir():
+            for path in folder.rglob("*.offset"):
+                path.unlink(missing_ok=True)
+        self.set_watermarks(marks)
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """Up to `limit` tracking keys from the newest part files, oldest first: what the
+        archiver's bounded duplicate table starts with (its cost does not grow with the
+        archive, only with `limit`)."""
+        files = sorted(self.files(), key=lambda p: p.name)  # part-<ms>-<rand>: time order
+        chunks: list[list[str]] = []
+        count = 0
+        for path in reversed(files):
+            ids = pq.read_table(path, columns=["event_id"])["event_id"].to_pylist()
+            chunks.append(ids)
+            count += len(ids)
+            if count >= limit:
+                break
+        ids = [i for chunk in reversed(chunks) for i in chunk]
+        return ids[-limit:] if limit else []
 
     def event_ids(self) -> set[str]:
         """Every tracking key (event id or dead-letter id) in the archive."""

@@ -53,7 +53,8 @@ def open_store(archive: Path | None, *, must_exist: bool = True) -> ArchiveStore
 
 
 def replay_with_progress(store: ArchiveStore, bootstrap: str,
-                         topics: list[str] | None = None) -> ReplayReport:
+                         topics: list[str] | None = None, *,
+                         archiver_group: str | None = None) -> ReplayReport:
     """Creates the target topics, replays with a rich progress bar per topic, returns counts."""
     ensure_replay_topics(bootstrap, store, topics)
     with Progress(TextColumn("replay {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -65,7 +66,8 @@ def replay_with_progress(store: ArchiveStore, bootstrap: str,
                 tasks[topic] = progress.add_task(topic, total=total)
             progress.update(tasks[topic], completed=done)
 
-        return replay_archive(store, bootstrap, topics, on_progress=on_progress)
+        return replay_archive(store, bootstrap, topics, on_progress=on_progress,
+                              archiver_group=archiver_group)
 
 
 def replay_table(report: ReplayReport) -> Table:

@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from services.cli.broker_cmd import bus_bootstrap, fail
-from streams.dlq import read_dead_letters, safe_preview
+from streams.codec import header_value
+from streams.dlq import DeadLetter, read_dead_letters, safe_preview
 
 __all__ = ["register"]
 
@@ -47,9 +48,18 @@ def show(
         source = f"{letter.source_topic}[{letter.source_partition}]@{letter.source_offset}"
         table.add_row(str(letter.offset), escape(source),
                       escape(f"{letter.error_type}: {letter.error}"),
-                      escape(safe_preview(letter.value, PREVIEW_CHARS)))
+                      escape(_preview(letter)))
     console.print(table)
     console.print(f"{len(letters)} dead letter(s) shown", highlight=False)
+
+
+def _preview(letter: DeadLetter) -> str:
+    """The redacted preview; for a record too large to dead-letter whole, where its bytes are."""
+    if letter.value_sha256 is not None:
+        size = header_value(letter.headers, "value_size") or "?"
+        kept = header_value(letter.headers, "value_preview") or ""
+        return f"[{size} bytes in the blob store as {letter.value_sha256}] {kept}"
+    return safe_preview(letter.value, PREVIEW_CHARS)
 
 
 def register(app: typer.Typer) -> None:

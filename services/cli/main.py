@@ -39,6 +39,9 @@ for _name in COMMAND_MODULES:
 def main() -> None:
     """Console-script entry point."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from streams.redact import install_log_redaction
+
+    install_log_redaction()  # no secret (bootstrap credentials, tokens) in any log line
     app()
 
 

@@ -1,9 +1,32 @@
-"""`flywheel run`: the main job: broker, topics, archive replay, then the archiver until stopped."""
+"""`flywheel run`: the main job: broker, topics, archive replay, then the archiver and the
+supervised services until stopped.
+
+Supervision (services.cli.supervisor): every service runs in a thread under a Supervisor, which
+restarts one that fails (it resumes from its group's committed offsets) and stops the run when
+one fails too often. The archiver runs in the main thread and is rebuilt when it fails; if it
+gives up, the local broker is kept running so the next run archives what it holds.
+
+Stopping (Ctrl-C, SIGTERM, --duration, a service giving up): the other services stop first,
+then the archiver drains until the topics are quiet, then the broker stops, so nothing
+acknowledged is dropped. A dead broker is noticed by a watchdog within a step and reported in
+one sentence; the run then stops without waiting on it. `<data_dir>/run.json` records the run
+in progress; the next start reports what a kill -9 could have lost.
+
+Adding a service is one line next to the device runners below:
+
+    supervisor.add("verifier", lambda stop: run_verifier(load_verifier_settings(), stop,
+                                                         bootstrap=bootstrap))
+
+where `run_verifier(..., stop_event, bootstrap=...)` serves until the event is set, flushes
+its producer before returning, and raises on failure.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -21,10 +44,22 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.cli.supervisor import (
+    MAX_RESTARTS,
+    RESTART_BACKOFF_S,
+    RESTART_WINDOW_S,
+    RUN_RECORD,
+    RunRecord,
+    Supervisor,
+    kept_broker_pid,
+    previous_run_report,
+)
 from services.device_runner.fleet import SimFleet
 from services.device_runner.settings import load_device_runner_settings
 from streams.admin import AdminError, create_topics
-from streams.broker import BrokerError, LocalBroker, ensure_broker
+from streams.broker import BrokerError, LocalBroker, ensure_broker, kafka_answers
+from streams.dlq import error_sentence
+from streams.redact import install_log_redaction, mask_bootstrap, redact
 from streams.settings import load_bus_settings
 
 __all__ = ["register", "status_line", "summary_table"]
@@ -37,6 +72,15 @@ console = Console()
 STATUS_REFRESH_S = 0.25
 #: Topics named in the status line (the busiest); the summary table lists them all.
 STATUS_TOPICS = 4
+#: Draining ends after this many polls in a row found nothing (a poll waits up to
+#: poll_timeout_ms), or after DRAIN_MAX_S whatever happens.
+DRAIN_QUIET_POLLS = 5
+DRAIN_MAX_S = 60.0
+#: An external cluster is probed this often, and declared gone after this many failed probes.
+PROBE_EVERY_S = 3.0
+PROBE_MISSES = 2
+#: The run record (what a kill -9 could lose) is rewritten at most this often.
+RECORD_EVERY_S = 0.5
 
 
 def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | None = None,
@@ -63,7 +107,8 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                   replayed: ReplayReport | None, archive_dir: Path,
-                  fleet: SimFleet | None = None) -> Table:
+                  fleet: SimFleet | None = None,
+                  services: Sequence[tuple[str, str]] = ()) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -79,11 +124,78 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                                             f"{fleet.failed:,} device failures)")
         for error in fleet.errors:
             table.add_row("[red]runner stopped[/]", error)
+    for name, detail in services:
+        if "0 restart(s)" not in detail or "gave up" in detail:
+            table.add_row(f"service {name}", detail)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
 
 
-def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag,
+def _watchdog(bootstrap: str, broker: LocalBroker | None, data_dir: Path,
+              external: bool) -> Callable[[], bool]:
+    """A cheap "is the broker still there" check: the local broker's process (ours or the one
+    recorded in data_dir), else a metadata probe of an external cluster every few seconds."""
+    local = broker or (None if external else LocalBroker.recorded(data_dir))
+    if local is not None:
+        return local.is_running
+    state = {"at": 0.0, "misses": 0}
+
+    def answers() -> bool:
+        now = time.monotonic()
+        if now - state["at"] >= PROBE_EVERY_S:
+            state["at"] = now
+            state["misses"] = 0 if kafka_answers(bootstrap) else state["misses"] + 1
+        return state["misses"] < PROBE_MISSES
+    return answers
+
+
+class _Drain:
+    """The stop condition of the archiver loop: run until asked to stop, then stop every other
+    service (they flush what they produced) and keep archiving until the topics are quiet, so
+    what the broker acknowledged is in the archive before the broker stops."""
+
+    def __init__(self, stop: StopFlag, supervisor: Supervisor, record: RunRecord,
+                 broker: LocalBroker | None) -> None:
+        self.stop, self.supervisor, self.record, self.broker = stop, supervisor, record, broker
+        self.draining_since: float | None = None
+        self.quiet_polls = 0
+        self.broker_died = False
+        self.stuck: list[str] = []
+        self._polled = 0
+        self._recorded_at = 0.0
+
+    def on_step(self, archiver: Archiver) -> None:
+        polled = archiver.stats.polled
+        self.quiet_polls = self.quiet_polls + 1 if polled == self._polled else 0
+        self._polled = polled
+        now = time.monotonic()
+        if self.draining_since is None:
+            reason = self.supervisor.check()
+            if reason is not None:
+                self.broker_died = reason.startswith("the broker")
+                self.stop.set(reason)
+        if now - self._recorded_at >= RECORD_EVERY_S:
+            self._recorded_at = now
+            age = None if archiver.stats.last_flush_at is None else \
+                now - archiver.stats.last_flush_at
+            self.record.write(buffered=archiver.buffered, last_flush_age_s=age,
+                              broker_pid=self.broker.pid if self.broker else None)
+
+    def __call__(self) -> bool:
+        if self.draining_since is None:
+            if not self.stop():
+                return False
+            self.draining_since = time.monotonic()
+            self.quiet_polls = 0
+            timeout = 3.0 if self.broker_died else None
+            self.stuck = self.supervisor.stop(**({"timeout_s": timeout} if timeout else {}))
+            if self.broker_died:
+                return True
+        return (self.quiet_polls >= DRAIN_QUIET_POLLS
+                or time.monotonic() - self.draining_since >= DRAIN_MAX_S)
+
+
+def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
                   fleet: SimFleet) -> None:
     last_draw = 0.0
     with Live(status_line(archiver, settings, fleet=fleet), console=console, refresh_per_second=4,
@@ -91,15 +203,25 @@ def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag
 
         def on_step(current: Archiver) -> None:
             nonlocal last_draw
+            drain.on_step(current)
+            if drain.broker_died:
+                current.commit_on_stop = False  # nothing to commit to
             now = time.monotonic()
             if now - last_draw >= STATUS_REFRESH_S:
                 live.update(status_line(current, settings, now, fleet))
                 last_draw = now
 
-        archiver.run(stop, on_step=on_step)
+        archiver.run(drain, on_step=on_step)
         live.update(status_line(archiver, settings, fleet=fleet))
     if not console.is_terminal:
         console.line()  # a non-terminal Live leaves its last line unterminated
+
+
+def _quiet_clients() -> None:
+    """Client libraries log every failed reconnect (~200 KB per 30 s with a dead broker); the
+    watchdog reports that in one sentence instead."""
+    for name in ("kafka", "aiokafka"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def run(
@@ -113,7 +235,9 @@ def run(
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
-    phones' device runners until stopped."""
+    phones' device runners until stopped; on stop, drain the archive before the broker stops."""
+    install_log_redaction()
+    _quiet_clients()
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
         runners = load_device_runner_settings()
@@ -126,40 +250,121 @@ def run(
     broker: LocalBroker | None = None
     replayed: ReplayReport | None = None
     stop = StopFlag(duration)
+    external = bus.bootstrap_or_none() is not None
+    supervisor: Supervisor | None = None
+    stats = ArchiverStats()
+    keep_broker = False
+    record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
     try:
         bootstrap, broker = ensure_broker(bus)
-        where = (f"fresh local broker on {bootstrap} (data in memory only)" if broker is not None
-                 else f"Kafka at {bootstrap}")
+        fresh_broker = broker is not None
+        where = (f"fresh local broker on {bootstrap} (data in memory only)" if fresh_broker
+                 else f"Kafka at {mask_bootstrap(bootstrap)}")
         console.print(f"[bold]flywheel run[/]: {where}")
+        if not fresh_broker and not external:
+            kept = LocalBroker.recorded(bus.data_dir)
+            if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
+                broker = kept  # a previous run's, kept for us: ours to stop when done
+        previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker)
+        if previous is not None:
+            console.print(f"[yellow]{previous}[/]", highlight=False)
         create_topics(bootstrap, TOPICS.values(), with_dlq=True)
-        if broker is not None and store.exists():
+        if fresh_broker and store.exists():
             console.print(f"re-publishing the archive at {archive_dir} into the fresh broker")
-            replayed = replay_with_progress(store, bootstrap)
+            replayed = replay_with_progress(store, bootstrap, archiver_group=settings.group_id)
             console.print(replay_table(replayed))
-        if broker is not None or bus.bootstrap_or_none() is None:
+        if not external:
             console.print(f"the archive is the system of record: {loss_bound(settings)} "
                           f"(FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S / _FLUSH_MAX_EVENTS)")
         else:
             console.print("offsets are committed only after each flush, so after a crash the "
                           "archiver catches up from Kafka")
-        archiver, source = build_archiver(bootstrap, settings, archive_dir)
         fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
+        supervisor = Supervisor(_watchdog(bootstrap, broker, bus.data_dir, external))
+        # The services: one line each (see the module docstring).
+        for index in range(fleet.count):
+            supervisor.add(f"device-runner sim-{index}", partial(fleet.run_one, index))
+        supervisor.start()
+        drain = _Drain(stop, supervisor, record, broker)
         stop.install()
         try:
-            with fleet:
-                _run_archiver(archiver, settings, stop, fleet)
+            stats, keep_broker = _archive_until_stopped(bootstrap, settings, archive_dir,
+                                                        bus.data_dir, drain, fleet)
         finally:
             stop.restore()
-            source.close()
+            supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
+        if drain.broker_died:
+            console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
+                          f"stopped; what the archiver had flushed is safe, and the next "
+                          f"`flywheel run` replays it ({loss_bound(settings)})", highlight=False)
     except (BrokerError, AdminError, ReplayError, OSError) as error:
-        fail(str(error))
+        fail(redact(str(error)))
     finally:
-        if broker is not None:
+        if broker is not None and not keep_broker:
             broker.stop()
             console.print(f"stopped the local broker on {broker.bootstrap}")
-    console.print(summary_table(archiver.stats, elapsed_s=time.monotonic() - started,
+        if not keep_broker:
+            record.clear()
+    if keep_broker and broker is not None:
+        console.print(f"[yellow]kept the local broker (pid {broker.pid}) on {broker.bootstrap} "
+                      f"running with the events not yet archived[/]; the next `flywheel run` "
+                      f"reuses it and archives them (or `flywheel broker stop` drops them)",
+                      highlight=False)
+    console.print(summary_table(stats, elapsed_s=time.monotonic() - started,
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
-                                fleet=fleet))
+                                fleet=fleet, services=supervisor.summary() if supervisor else []))
+    if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
+        raise typer.Exit(1)
+
+
+def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_dir: Path,
+                           data_dir: Path, drain: _Drain, fleet: SimFleet
+                           ) -> tuple[ArchiverStats, bool]:
+    """The archiver in this thread, rebuilt when it fails; returns its stats and whether the
+    broker must be kept (the archiver gave up, so only the broker holds the recent events)."""
+    total = ArchiverStats()
+    failures: list[float] = []
+    while True:
+        archiver = None
+        try:
+            archiver, source = build_archiver(bootstrap, settings, archive_dir, data_dir=data_dir)
+            try:
+                _run_archiver(archiver, settings, drain, fleet)
+            finally:
+                source.close()
+            _merge(total, archiver.stats)
+            return total, False
+        except Exception as error:  # noqa: BLE001 - supervised: restart, or keep the broker
+            if archiver is not None:
+                _merge(total, archiver.stats)
+            if not console.is_terminal:
+                console.line()  # end the status line the failed Live left unterminated
+            if not drain.broker_died and drain.supervisor.broker_alive is not None \
+                    and not drain.supervisor.broker_alive():
+                drain.broker_died = True
+                drain.stop.set("the broker stopped answering")
+            if drain.broker_died:
+                return total, False
+            now = time.monotonic()
+            failures = [t for t in failures if now - t <= RESTART_WINDOW_S] + [now]
+            sentence = f"{type(error).__name__}: {error_sentence(error)}"
+            if len(failures) > MAX_RESTARTS or drain.draining_since is not None:
+                drain.stop.set(f"the archiver failed ({sentence})")
+                console.print(f"[red]the archiver failed[/] ({sentence}) and is not restarted",
+                              highlight=False)
+                return total, True
+            console.print(f"[yellow]the archiver failed[/] ({sentence}); restarting it "
+                          f"(it resumes from its committed offsets)", highlight=False)
+            time.sleep(RESTART_BACKOFF_S * len(failures))
+
+
+def _merge(total: ArchiverStats, part: ArchiverStats) -> None:
+    total.polled += part.polled
+    total.duplicates += part.duplicates
+    total.archived.update(part.archived)
+    total.flushes += part.flushes
+    total.files += part.files
+    total.last_flush_at = part.last_flush_at or total.last_flush_at
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,9 @@ from services.device_runner.devices import open_device
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
 from streams.admin import AdminError
-from streams.broker import BrokerError
+from streams.broker import BrokerError, kafka_answers
+from streams.redact import install_log_redaction, mask_bootstrap
+from streams.settings import load_bus_settings
 
 __all__ = ["main"]
 
@@ -31,10 +33,16 @@ logger = logging.getLogger(__name__)
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
     try:
-        settings = load_device_runner_settings()
+        settings, bus = load_device_runner_settings(), load_bus_settings()
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    bootstrap = bus.bootstrap_or_none()
+    if bootstrap is not None and not kafka_answers(bootstrap):
+        print(f"error: Kafka at {mask_bootstrap(bootstrap)} does not answer; start it or fix "
+              f"KAFKA_BOOTSTRAP_SERVERS", file=sys.stderr)
         return 1
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -44,7 +52,7 @@ def main() -> int:
         print(f"error: cannot open device {settings.device_id}: {error}", file=sys.stderr)
         return 1
     try:
-        memory = run_device_runner(settings, device, stop)
+        memory = run_device_runner(settings, device, stop, bootstrap=bootstrap)
     except KeyboardInterrupt:
         return 0
     except (BrokerError, AdminError) as error:

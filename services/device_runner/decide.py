@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -40,6 +41,7 @@ __all__ = [
     "RunnerState",
     "decide",
     "evolve",
+    "response_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -54,6 +56,17 @@ def _source() -> str:
 
 #: The envelope `source` of every event this service produces.
 SOURCE = _source()
+
+#: Namespace of response ids (uuid5 of the action's event id).
+RESPONSE_NAMESPACE = uuid.UUID("6b1f3c52-2f9e-4d0b-9a57-3f0c1d2e8a41")
+
+
+def response_id(action: ActionRequested) -> str:
+    """The event id of the one event that answers `action`, derived from the action's id: an
+    action redelivered to a restarted runner (which lost its memory) is answered under the same
+    id, so every sink that dedupes on event ids keeps exactly one answer per action."""
+    return uuid.uuid5(RESPONSE_NAMESPACE, action.event_id).hex
+
 
 FailureReason = Literal["disconnected", "timeout", "crashed", "unavailable", "reset_failed"]
 
@@ -186,7 +199,8 @@ def evolve(state: RunnerState, event: Produced) -> RunnerState:
 def _report(outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
     event = outcome.request
     if outcome.kind == "observed" and outcome.observation is not None:
-        return ObservationRecorded(source=SOURCE, episode_id=event.episode_id,
+        return ObservationRecorded(event_id=response_id(event), source=SOURCE,
+                                   episode_id=event.episode_id,
                                    device_id=event.device_id, step=event.step,
                                    observation=outcome.observation, **event.caused())
     reason = _REASONS.get(outcome.kind, "crashed")
@@ -194,7 +208,8 @@ def _report(outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
 
 
 def _failed(event: ActionRequested, reason: FailureReason, message: str) -> DeviceFailed:
-    return DeviceFailed(source=SOURCE, episode_id=event.episode_id, device_id=event.device_id,
+    return DeviceFailed(event_id=response_id(event), source=SOURCE, episode_id=event.episode_id,
+                        device_id=event.device_id,
                         step=event.step, reason=reason, message=message, **event.caused())
 
 

@@ -30,6 +30,20 @@ class SimFleet:
         self._threads: list[threading.Thread] = []
         self._memories = [RunnerMemory() for _ in range(count)]
         self.errors: list[str] = []
+        self._active = 0  # runners serving through run_one
+
+    def run_one(self, index: int, stop: threading.Event) -> None:
+        """Serves sim-`index` until `stop` is set; raises when the runner fails (for a
+        supervisor that restarts it; its memory carries over, so redeliveries are answered)."""
+        settings = load_device_runner_settings(device_id=f"sim-{index}", kind="sim")
+        device = open_device(settings)
+        self._active += 1
+        try:
+            run_device_runner(settings, device, stop, bootstrap=self._bootstrap,
+                              memory=self._memories[index])
+        finally:
+            self._active -= 1
+            device.close()
 
     def _serve(self, index: int) -> None:
         settings = load_device_runner_settings(device_id=f"sim-{index}", kind="sim")
@@ -53,7 +67,7 @@ class SimFleet:
 
     @property
     def serving(self) -> int:
-        return sum(thread.is_alive() for thread in self._threads)
+        return sum(thread.is_alive() for thread in self._threads) + self._active
 
     @property
     def executed(self) -> int:

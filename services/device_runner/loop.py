@@ -6,19 +6,21 @@ import logging
 import threading
 from collections.abc import Callable
 
+from kafka.producer.future import FutureRecordMetadata
+
 from devices.protocol import Device
 from schemas.episodes import ActionRequested
 from schemas.topics import TOPICS, Topic
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.execute import handle
-from services.device_runner.farm import assign_device_partition
+from services.device_runner.farm import device_partitions
 from services.device_runner.guard import ActionGuard
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.admin import create_topics
 from streams.broker import ensure_broker
-from streams.consumer import TypedBatchConsumer
+from streams.consumer import Record, TypedBatchConsumer
 from streams.producer import TypedProducer
-from streams.settings import BusSettings
+from streams.settings import load_bus_settings
 
 __all__ = ["ACTIONS", "OBSERVATIONS", "run_device_runner"]
 
@@ -49,30 +51,35 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                          f"{device.device_id!r}; pass the matching --device-id")
     started = None
     if bootstrap is None:
-        bootstrap, started = ensure_broker(BusSettings())
+        bootstrap, started = ensure_broker(load_bus_settings())
     memory = memory if memory is not None else RunnerMemory()
     guard = ActionGuard(settings.action_timeout_s)
     try:
         create_topics(bootstrap, [actions, observations])
         client_id = f"device-runner-{settings.device_id}"
         with TypedBatchConsumer(bootstrap, [actions], settings.group_for(), client_id=client_id,
-                                auto_offset_reset=settings.start_from) as consumer, \
+                                auto_offset_reset=settings.start_from,
+                                partitions=device_partitions(settings.device_id)) as consumer, \
                 TypedProducer(bootstrap, client_id=client_id) as producer:
-            partition = assign_device_partition(consumer, actions, settings.device_id)
+            (partition,) = {tp.partition for tp in consumer.assignment()}
             logger.info("device runner for %s reads %s[%d], offsets under %s",
                         settings.device_id, actions.name, partition, settings.group_for())
             if on_ready is not None:
                 on_ready()
             while not stop_event.is_set():
                 batch = consumer.poll_batch(settings.poll_timeout_ms)
-                sent = []
-                for record in batch:
+
+                def handle_record(record: Record) -> list[FutureRecordMetadata]:
                     event = record.event
                     if not isinstance(event, ActionRequested):  # the topic's union forbids it
-                        continue
-                    for produced in handle(device, event, memory, suite_seed=settings.suite_seed,
-                                           guard=guard, stale_after_s=settings.stale_after_s):
-                        sent.append(producer.send(observations, produced))
+                        return []
+                    produced = handle(device, event, memory, suite_seed=settings.suite_seed,
+                                      guard=guard, stale_after_s=settings.stale_after_s)
+                    return [producer.send(observations, e) for e in produced]
+
+                # A record whose handling raises is dead-lettered; the others go on.
+                sent = [f for futures in consumer.handle_each(batch, handle_record)
+                        for f in futures]
                 if sent:
                     producer.flush()
                     for future in sent:  # raises if a send failed: no commit, so redelivery

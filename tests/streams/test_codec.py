@@ -202,3 +202,37 @@ def test_decoded_events_count_as_validated() -> None:
     event = episode(steps=2)
     for headers in (None, headers_for(event)):
         assert is_validated(decode(encode(event), EPISODES, headers=headers))
+
+
+def test_json_depth_counts_only_brackets_outside_strings() -> None:
+    from streams.codec import json_depth
+
+    assert json_depth(b'{"a": [1, {"b": []}]}', limit=2) == 3
+    assert json_depth(b'["[[[[[[[[", "]]]"]', limit=2) == 1
+    assert json_depth(b"[" * 5000, limit=64) == 65  # stops counting once over the limit
+
+
+@pytest.mark.parametrize("value", [b"[" * 5000, b'{"a":' * 100 + b"1" + b"}" * 100,
+                                   b"[" * 100_000 + b"]" * 100_000])
+def test_deep_nesting_is_refused_before_parsing(value: bytes) -> None:
+    with pytest.raises(DecodeError, match="deeper than 64 levels"):
+        decode(value, EPISODES)
+
+
+def test_a_missing_field_is_named() -> None:
+    data = json.loads(encode(verdict(1)))
+    del data["episode_id"]
+    with pytest.raises(InvalidEvent, match="field 'episode_id': Field required") as caught:
+        validate(data, TOPICS["flywheel.verdicts"])
+    assert caught.value.path == "episode_id"
+
+
+def test_any_failure_inside_decode_is_a_decode_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streams import codec
+
+    def explode(*_: object, **__: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(codec, "validate", explode)
+    with pytest.raises(DecodeError, match="MemoryError"):
+        decode(encode(verdict(1)), TOPICS["flywheel.verdicts"])

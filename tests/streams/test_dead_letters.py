@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from kafka import TopicPartition
+from aiokafka import TopicPartition
 
 from schemas.registry import SchemaError
 from schemas.topics import Topic
@@ -52,8 +52,8 @@ def test_bad_messages_are_dead_lettered_and_valid_ones_delivered(
     with TypedBatchConsumer(bootstrap, [topic], "g-dlq", max_message_bytes=SMALL_LIMIT) as c:
         records = drain(c, len(good), dead_letters=len(bad))
         assert c.dead_lettered == len(bad)
-        committed = {p: c.kafka.committed(TopicPartition(topic.name, p))
-                     for p in c.kafka.partitions_for_topic(topic.name)}
+        committed = {p: c.committed(TopicPartition(topic.name, p))
+                     for p in c.partitions_for(topic.name)}
 
     assert sorted(r.event.event_id for r in records) == sorted(e.event_id for e in good)
     assert sum(offset or 0 for offset in committed.values()) == len(good) + len(bad)
@@ -72,11 +72,12 @@ def test_bad_messages_are_dead_lettered_and_valid_ones_delivered(
 
 def _dlq_header_names(bootstrap: str, topic: Topic) -> list[set[str]]:
     from kafka import KafkaConsumer
+    from kafka import TopicPartition as KafkaTopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
                              auto_offset_reset="earliest")
     try:
-        tp = TopicPartition(topic.dlq, 0)
+        tp = KafkaTopicPartition(topic.dlq, 0)
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)
         out: list[set[str]] = []

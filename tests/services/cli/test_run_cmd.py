@@ -70,7 +70,10 @@ def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Pat
                for line in output.splitlines() if line.count("│") == 3}
     assert summary["flywheel.tasks"] == str(NEW)
     assert summary["re-published from the archive"] == str(OLD)
-    assert summary["duplicates skipped"] == str(OLD)
+    # The replay puts the archiver's offsets after the re-published records, up to the first
+    # record this test's producer slipped in during the replay (if it did): what is read back
+    # from there is recognised and skipped.
+    assert int(summary["duplicates skipped"]) <= OLD
     ids = store.read(["flywheel.tasks"], columns=["event_id"])["event_id"].to_pylist()
     assert sorted(ids) == sorted(expected)
     assert not kafka_answers(bootstrap), "the broker it started is still running"
