@@ -212,7 +212,7 @@ def shift_for_feedback(weights: dict[str, float], event: TrainingFeedbackIssued,
     raw = {}
     weak = []
     for key, share in weights.items():
-        _family, template, _tier = split_key(key)
+        family, template, _tier = split_key(key)
         factor = event.family_weights.get(family, 1.0) * event.template_weights.get(template, 1.0)
         if template in event.weak_templates:
             factor *= WEAK_BOOST
