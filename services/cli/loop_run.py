@@ -109,21 +109,23 @@ class DataLoop:
         self._monitor = threading.Thread(target=self._watch, name="flywheel-loop-monitor",
                                          daemon=True)
         self._monitor.start()
-        env = {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
-               "FLYWHEEL_DATA_DIR": str(self.data_dir),
-               "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
-               "FLYWHEEL_ROLLOUT_POLICY": self.policy,
-               "PYTHONPATH": os.pathsep.join(p for p in (str(Path.cwd()),
-                                                         os.environ.get("PYTHONPATH", "")) if p)}
         for name in SERVICES:
-            self.spawn(name, env)
+            self.spawn(name)
         self.started_at = time.monotonic()
         return self
 
-    def spawn(self, name: str, env: dict[str, str] | None = None) -> None:
+    def child_env(self) -> dict[str, str]:
+        """The environment every service process gets (the same on a restart)."""
+        return {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+                "FLYWHEEL_DATA_DIR": str(self.data_dir),
+                "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
+                "FLYWHEEL_ROLLOUT_POLICY": self.policy,
+                "PYTHONPATH": os.pathsep.join(p for p in (str(Path.cwd()),
+                                                          os.environ.get("PYTHONPATH", "")) if p)}
+
+    def spawn(self, name: str) -> None:
         """(Re)starts one service process."""
-        env = env or {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
-                      "FLYWHEEL_DATA_DIR": str(self.data_dir)}
+        env = self.child_env()
         log = (self.log_dir / f"{name}.log").open("ab")
         self._procs[name] = subprocess.Popen([sys.executable, "-m", f"services.{name}"],
                                              env=env, stdout=log, stderr=subprocess.STDOUT)
