@@ -182,4 +182,5 @@ def test_snapshots_are_duckdb_views_joined_to_their_lineage(tmp_path: Path) -> N
     snap = pipe.snapshots[0]
     assert con.execute("SELECT count(*) FROM examples WHERE snapshot_id = ?",
                        [snap.snapshot_id]).fetchone()[0] == snap.rows
-    assert con.execute("SELECT rows FROM snapshots").fetchone()[0] == snap.rows
+    assert con.execute("SELECT rows FROM snapshots WHERE snapshot_id = ?",
+                       [snap.snapshot_id]).fetchone()[0] == snap.rows
