@@ -61,6 +61,8 @@ class LoopProgress:
     events: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     recent: deque[tuple[float, int]] = field(default_factory=deque)
+    first_episode_at: float | None = None
+    done_at: float | None = None
 
     @property
     def examples(self) -> int:
@@ -189,6 +191,8 @@ class DataLoop:
         p.recent.append((time.monotonic(), len(events)))
         for event in events:
             if isinstance(event, EpisodeEnded):
+                if p.first_episode_at is None:
+                    p.first_episode_at = time.monotonic()
                 if event.episode_id not in p.steps:
                     p.episodes += 1
                     p.outcomes[event.outcome] += 1
@@ -206,6 +210,8 @@ class DataLoop:
             elif isinstance(event, DatasetSnapshotted) and \
                     event.occurred_at.timestamp() >= started - 1:
                 p.snapshots.append(event)
+                if event.rows >= self.examples and p.done_at is None:
+                    p.done_at = time.monotonic()
 
     # ---- reporting ---------------------------------------------------------------------------
     def status(self, now: float | None = None) -> str:
