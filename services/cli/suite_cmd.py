@@ -11,8 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devices.harness.spec import HarnessSpec, SpecError
 from devices.suite.evaluate import evaluate
 from devices.suite.plot import plot_report
+from devices.suite.policies import PolicyLoadError, make_policy
 from devices.suite.registry import FAMILIES, all_templates, templates_for
 from devices.suite.settings import load_settings
 from schemas.settings import SettingsError
@@ -29,12 +31,6 @@ class SplitName(str, Enum):
     train = "train"
     dev = "dev"
     test = "test"
-
-
-class PolicyChoice(str, Enum):
-    oracle = "oracle"
-    random = "random"
-    noop = "noop"
 
 
 @suite_app.command("list")
@@ -65,7 +61,9 @@ def list_templates(
 
 @suite_app.command("eval")
 def eval_policy(
-    policy: Annotated[PolicyChoice, typer.Option(help="Which reference policy to run.")],
+    policy: Annotated[str, typer.Option(
+        help="A built-in policy (oracle, random, noop, claim, ...) or MODULE:CLASS of any "
+             "importable class implementing devices.suite.policies.Policy.")],
     split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
     n: Annotated[int | None, typer.Option(
         min=1, help="Instances per template (default from settings).")] = None,
@@ -74,6 +72,8 @@ def eval_policy(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     plot: Annotated[Path | None, typer.Option(
         help="Also draw the scores as a PNG chart at this path.")] = None,
+    harness: Annotated[Path | None, typer.Option(
+        help="A harness spec JSON file (default: the built-in HarnessSpec.default()).")] = None,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
@@ -81,9 +81,15 @@ def eval_policy(
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    report = evaluate(policy.value, split.value, n or settings.n_per_template,
+    try:
+        spec = HarnessSpec.load(harness) if harness is not None else None
+        agent = make_policy(policy, settings.random_seed)
+    except (PolicyLoadError, SpecError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    report = evaluate(agent, split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
-                      random_seed=settings.random_seed, progress=not as_json)
+                      random_seed=settings.random_seed, progress=not as_json, spec=spec)
     if plot is not None:
         plot_report(report, plot)
     if as_json:
@@ -99,9 +105,36 @@ def eval_policy(
         summary.add_row(family, f"{getattr(report.scores, family):.3f}")
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
     console.print(summary)
-    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
+    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}, harness "
+                  f"{report.harness_version}")
     if plot is not None:
         console.print(f"chart: {plot}")
+
+
+@suite_app.command("stats")
+def stats(
+    n: Annotated[int, typer.Option(min=1, help="Oracle episodes per template for the action counts.")] = 2,
+    seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Breadth and depth: templates, apps, tools, oracle actions, lookups, tiers, distinct test instances."""
+    from devices.suite.stats import suite_stats
+
+    data = suite_stats(n_oracle=n, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table("group", "templates", "mean oracle actions", "mid-episode values", "chains ≥ 2",
+                  title="Task suite")
+    for group in ("per_family", "per_tier", "per_family_tier"):
+        for name, row in data[group].items():
+            table.add_row(name, str(row["templates"]), f"{row['mean_oracle_actions']:.2f}",
+                          f"{row['needs_mid_episode_value']:.0%}", f"{row['dependent_chain_2plus']:.0%}")
+    console.print(table)
+    console.print(f"{data['templates']} templates, {data['apps']} apps, {data['tools']} tools "
+                  f"({data['tools_used_by_oracle']} used by some oracle); mean oracle actions "
+                  f"{data['mean_oracle_actions']:.2f}; at least {data['distinct_test_instances_min']} distinct "
+                  f"test instances per template (of {data['distinct_test_instances_sampled']} drawn)")
 
 
 def register(app: typer.Typer) -> None:
