@@ -21,6 +21,7 @@ from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.curator.admission import Admission, AdmissionPolicy
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
+from services.curator.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 
@@ -156,6 +157,8 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
     status = dict(state.status)
     if task.split != "train":
         reason = "held_out_split"
+    elif held_out_mentions(task_text(task.goal, task.params)):
+        reason = "held_out_value"
     elif verdict.environment_fault:
         reason = "environment_fault"
     elif not verdict.passed:

@@ -1,5 +1,11 @@
 """Training examples from a trajectory: one per step, the context the policy saw as the
-prompt and the action it took as the completion (canonical JSON)."""
+prompt and the action it took as the completion (canonical JSON).
+
+`harness_pairs` replays the episode's actions through the harness it ran in (deterministic
+on the sim) and takes `Harness.context()` before each action: exactly what a language-model
+policy reads at run time. `training_pairs` is the plain rendering used when the episode ran
+in a harness version this curator cannot rebuild.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,13 @@ from typing import Any
 from schemas.episodes import Step
 from schemas.observations import Observation
 
-__all__ = ["CONTEXT_VERSION", "action_json", "render_observation", "training_pairs"]
+__all__ = [
+    "CONTEXT_VERSION",
+    "action_json",
+    "harness_pairs",
+    "render_observation",
+    "training_pairs",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -63,4 +75,23 @@ def training_pairs(goal: str, steps: list[Step], first: Observation | None = Non
         pairs.append((prompt, completion))
         history.append(f"Action {step.index}: {completion}")
         history.append(f"Observation: {render_observation(step.observation)}")
+    return pairs
+
+
+def harness_pairs(task: Any, steps: list[Step], harness: Any) -> list[tuple[str, str]] | None:
+    """(harness context, action JSON) per step, replayed on `harness` (reset to `task`);
+    None when the replay diverges from the recorded observations (then the caller falls
+    back to `training_pairs`)."""
+    harness.reset(task)
+    pairs = []
+    for step in steps:
+        pairs.append((harness.context(), action_json(step.action)))
+        observation = harness.act(step.action)
+        recorded = step.observation
+        if (observation.result is None) != (recorded.result is None) or (
+                observation.result is not None and recorded.result is not None
+                and observation.result.ok != recorded.result.ok):
+            logger.warning("replay of %s diverged at step %d; using the plain rendering",
+                           getattr(task, "task_id", "?"), step.index)
+            return None
     return pairs

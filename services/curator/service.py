@@ -13,6 +13,7 @@ from services.curator.admission import AdmissionPolicy, AutoAdmission
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.snapshot import write_snapshot
 from services.dataflow.store import Stored
+from services.dataflow.tasks import new_harness
 
 __all__ = ["CuratorService"]
 
@@ -35,6 +36,7 @@ class CuratorService:
         self.snapshot_examples = snapshot_examples
         self.policy: AdmissionPolicy = policy or AutoAdmission()
         self.state = CuratorState()
+        self.harness = new_harness("curator-replay")
         self._written: set[int] = set()  # snapshot numbers sent, not yet read back
 
     def apply(self, stored: Stored) -> None:
@@ -48,7 +50,8 @@ class CuratorService:
         if after.admitted_rows >= self.snapshot_examples * number and number not in self._written:
             target = self.snapshot_examples * number
             event = write_snapshot(after, target, self.snapshot_dir, self.blobs,
-                                   self.policy.name, cause=stored.event.event_id)
+                                   self.policy.name, cause=stored.event.event_id,
+                                   harness=self.harness)
             logger.info("snapshot %s: %d rows at %s", event.snapshot_id, event.rows, event.path)
             self._written.add(number)
             out.append((self.topics["flywheel.datasets"], event))

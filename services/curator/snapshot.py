@@ -7,7 +7,7 @@ trajectory; the trainer's SFT reads `prompt` and `completion`):
 |---|---|---|
 | example_id | string | `<episode_id>:<step>` (unique) |
 | kind | string | `demonstration` (an admitted trajectory's step) |
-| prompt | string | the context the policy saw before the step (goal + history) |
+| prompt | string | the context the policy saw before the step: `Harness.context()` replayed (goal, playbook, memory, catalogue, recent steps), see `context_version` |
 | completion | string | the action taken, canonical JSON (the training target) |
 | step_index, steps_in_episode | int32 | position in the trajectory |
 | action_type | string | e.g. `tool_call`, `answer`, `finish` |
@@ -42,8 +42,10 @@ from devices.suite.registry import UnknownTemplate, get_template
 from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.decide import CuratorState, Source, slice_of
-from services.curator.examples import CONTEXT_VERSION, training_pairs
+from services.curator.examples import CONTEXT_VERSION, harness_pairs, training_pairs
+from services.curator.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
+from services.dataflow.tasks import instance_of
 
 __all__ = [
     "COLUMNS",
@@ -109,14 +111,22 @@ def _lineage(prefix: str, source: Source) -> dict[str, Any]:
 
 
 def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: str,
-               ) -> list[dict[str, Any]]:
+               harness: Any = None) -> list[dict[str, Any]]:
+    """One row per step of each episode. With `harness` (a Harness around a SimPhone), the
+    prompt is the harness context replayed at that step, when the episode ran in that
+    harness version; otherwise the plain rendering of services.curator.examples."""
     rows = []
     for episode_id in episode_ids:
         episode, episode_source = state.episodes[episode_id]
         verdict, verdict_source = state.verdicts[episode_id]
         task, task_source = state.tasks[episode.task_id]
         admission, decision_source = state.admitted[episode_id]
-        pairs = training_pairs(task.goal, episode.steps)
+        pairs, context_version = None, CONTEXT_VERSION
+        if harness is not None and episode.harness == harness.version:
+            pairs = harness_pairs(instance_of(task), episode.steps, harness)
+            context_version = f"harness/{harness.version}"
+        if pairs is None:
+            pairs, context_version = training_pairs(task.goal, episode.steps), CONTEXT_VERSION
         for step, (prompt, completion) in zip(episode.steps, pairs):
             rows.append({
                 "example_id": f"{episode_id}:{step.index}", "kind": "demonstration",
@@ -128,7 +138,7 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
                 "harness": episode.harness, "verifier": verdict.verifier,
                 "verdict_score": verdict.score, "review_id": admission.review_id,
                 "review_decision_id": admission.decision_id,
-                "admission_policy": admission_policy, "context_version": CONTEXT_VERSION,
+                "admission_policy": admission_policy, "context_version": context_version,
                 **_lineage("task", task_source), **_lineage("episode", episode_source),
                 **_lineage("verdict", verdict_source), **_lineage("decision", decision_source),
             })
@@ -136,9 +146,10 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
 
 
 def check_train_only(rows: list[dict[str, Any]], instances: dict[str, dict[str, Any]]) -> None:
-    """Raises HeldOutLeak unless every row is a train instance: labelled train, from a
-    template that serves train, with every pooled parameter in the train pool.
-    `instances` maps task_id -> {"template": ..., "params": ...} (parts for composed tasks)."""
+    """Raises HeldOutLeak unless every row is a train instance: labelled train, from templates
+    that serve train, with no pooled parameter outside the train pool and no dev or test pool
+    value in its goal or parameters. `instances` maps task_id -> {"template", "params",
+    "goal"} (parts in params for composed tasks)."""
     bad = []
     for row in rows:
         if row["split"] != "train":
@@ -158,6 +169,9 @@ def check_train_only(rows: list[dict[str, Any]], instances: dict[str, dict[str, 
                 template.check_pools(dict(part["params"]), "train")
             except (PoolError, UnknownTemplate, KeyError) as error:
                 bad.append(f"{row['example_id']} ({row['task_id']}): {error}")
+        mentions = held_out_mentions(task_text(str(info.get("goal", "")), info["params"]))
+        if mentions:
+            bad.append(f"{row['example_id']} ({row['task_id']}) mentions {', '.join(mentions[:3])}")
     if bad:
         raise HeldOutLeak(f"{len(bad)} snapshot rows are not train instances; first: {bad[0]}")
 
@@ -167,13 +181,15 @@ def _sha256(path: Path) -> str:
 
 
 def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: BlobStore,
-                   admission_policy: str, *, cause: Any) -> DatasetSnapshotted:
+                   admission_policy: str, *, cause: Any, harness: Any = None,
+                   ) -> DatasetSnapshotted:
     """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event.
     Deterministic in the state: a repeat after a crash rewrites the same files and event."""
     chosen = choose_episodes(state, target_rows)
-    rows = build_rows(state, chosen, admission_policy)
+    rows = build_rows(state, chosen, admission_policy, harness)
     instances = {state.tasks[t][0].task_id: {"template": state.tasks[t][0].template,
-                                             "params": state.tasks[t][0].params}
+                                             "params": state.tasks[t][0].params,
+                                             "goal": state.tasks[t][0].goal}
                  for t in {state.episodes[e][0].task_id for e in chosen}}
     check_train_only(rows, instances)
     snapshot_id = derived_id("snapshot", *sorted(chosen))[:20]

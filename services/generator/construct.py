@@ -18,7 +18,7 @@ from devices.sim.state import InitialStateError
 from devices.suite.registry import templates_for
 from devices.suite.template import Template
 from schemas.tasks import Origin, Tier
-from services.dataflow.tasks import composed_name, oracle_actions, score_state
+from services.dataflow.tasks import composed_name, oracle_actions, untouched_score
 
 __all__ = [
     "Candidate",
@@ -33,9 +33,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Oracle actions that make a template easy / medium (more is hard) when it declares no tier.
-EASY_MAX_ACTIONS = 2
-MEDIUM_MAX_ACTIONS = 4
 #: A composed task may take the parts' step budgets together.
 COMPOSED_TIER: Tier = "hard"
 
@@ -71,16 +68,8 @@ class Catalogue:
 
 
 def tier_of(template: Template, suite_seed: int = 0) -> Tier:
-    """The template's declared tier, else one measured from its oracle's action count."""
-    declared = getattr(template, "tier", None)
-    if declared in ("easy", "medium", "hard"):
-        return declared  # type: ignore[return-value]
-    from devices.sim import SimPhone
-
-    actions, _ = oracle_actions(template.generate("train", 0, suite_seed), SimPhone())
-    if len(actions) <= EASY_MAX_ACTIONS:
-        return "easy"
-    return "medium" if len(actions) <= MEDIUM_MAX_ACTIONS else "hard"
+    """The template's declared tier (the suite sets it from oracle actions and lookups)."""
+    return template.tier
 
 
 @cache
@@ -123,7 +112,8 @@ def compose(catalogue: Catalogue, first: str, second: str, position: int,
     task = TaskInstance(
         task_id=f"{composed_name([first, second])}-train-{position:05d}",
         template=composed_name([first, second]), family=a.family, split="train",
-        index=a.index, seed=a.seed,
+        index=a.index, seed=a.seed, tier=COMPOSED_TIER,
+        apps=sorted(set(a.apps) | set(b.apps)) if a.apps and b.apps else [],
         params={"parts": [{"template": first, "params": a.params},
                           {"template": second, "params": b.params}]},
         goal=f"{a.goal.rstrip()} Then, {goal_b}",
@@ -149,17 +139,17 @@ def rephrase(candidate: Candidate, variant: int) -> Candidate:
                      else candidate.parents)
 
 
-def verify(candidate: Candidate, phone: Any) -> str | None:
-    """None when the task is sound; otherwise one sentence saying why it is dropped."""
+def verify(candidate: Candidate, harness: Any) -> str | None:
+    """None when the task is sound; otherwise one sentence saying why it is dropped.
+    `harness` is a Harness around a SimPhone (services.dataflow.tasks.new_harness)."""
     task = candidate.task
     try:
-        phone.reset(task)
+        untouched = untouched_score(task, harness)
     except InitialStateError as error:
         return f"its initial state does not load ({error})"
-    untouched = score_state(task, phone.state)
     if untouched != 0.0:
         return f"the untouched state already scores {untouched:.2f}"
-    _, solved = oracle_actions(task, phone)
+    _, solved = oracle_actions(task, harness)
     if solved != 1.0:
         return f"the oracle reaches only {solved:.2f}"
     return None

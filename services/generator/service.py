@@ -8,6 +8,7 @@ from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
+from services.dataflow.tasks import new_harness
 from services.generator.construct import build_catalogue
 from services.generator.decide import (
     GeneratorConfig,
@@ -30,8 +31,6 @@ class GeneratorService:
 
     def __init__(self, settings: GeneratorSettings, *, topics: dict[str, Topic] | None = None,
                  ) -> None:
-        from devices.sim import SimPhone
-
         self.topics = {**TOPICS, **(topics or {})}
         self.inputs = (self.topics["flywheel.verdicts"], self.topics["flywheel.feedback"],
                        self.topics["flywheel.evals"])
@@ -41,7 +40,7 @@ class GeneratorService:
                                  compose_every=settings.compose_every,
                                  rephrase_every=settings.rephrase_every)
         catalogue = build_catalogue(settings.suite_seed)
-        self.world = World(catalogue, SimPhone("generator-verify"), config)
+        self.world = World(catalogue, new_harness("generator-verify"), config)
         self.state = initial_state(catalogue)
         self._ticks = 0
 

@@ -19,10 +19,11 @@ from typing import Any, TypeVar
 
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost
+from devices.suite.policies import OraclePolicy
 from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
 from schemas.tasks import TaskProposed
 from services.dataflow.ids import derived_id
-from services.dataflow.tasks import final_state_json, instance_of
+from services.dataflow.tasks import ScriptedOracle, instance_of
 
 __all__ = ["EpisodeTimeout", "Rollout", "episode_id_for"]
 
@@ -69,16 +70,20 @@ class _Guard:
 
 
 class Rollout:
-    """Runs episodes on one device with one policy object (not thread-safe: one per worker)."""
+    """Runs episodes on one harnessed device with one policy object (not thread-safe: one per
+    worker). `device` is a devices.harness.Harness (or a bare device, which gets wrapped in
+    one with the default spec); the policy sees the goal, the catalogue and observations."""
 
     def __init__(self, device: Any, policy: Any, policy_name: str, blobs: BlobStore, *,
-                 harness: str = "default", environment: str = "sim",
-                 call_timeout_s: float = 30.0, suite_seed: int = 0) -> None:
-        self.device = device
+                 environment: str = "sim", call_timeout_s: float = 30.0,
+                 suite_seed: int = 0) -> None:
+        from devices.harness.harness import Harness
+
+        self.device = device if isinstance(device, Harness) else Harness(device)
         self.policy = policy
         self.policy_name = policy_name
         self.blobs = blobs
-        self.harness = harness
+        self.harness = self.device.version
         self.environment = environment
         self.suite_seed = suite_seed
         self._guard = _Guard(call_timeout_s)
@@ -106,7 +111,9 @@ class Rollout:
         total = TokenUsage()
         try:
             observation = self._device(self.device.reset, task)
-            self._guard.call(self.policy.begin, task, self.device)
+            if isinstance(self.policy, (ScriptedOracle, OraclePolicy)):
+                self.policy.prepare(task)  # the one privileged policy (CONTRACT-6 §1)
+            self._guard.call(self.policy.begin, task.goal, self.device.catalogue())
             while len(steps) < task.max_steps and not observation.done:
                 began = time.perf_counter()
                 action = self._guard.call(self.policy.next_action, observation)
@@ -135,8 +142,8 @@ class Rollout:
             logger.warning("episode %s ended with an error: %s", episode_id, error)
             outcome, failure = "error", f"{type(error).__name__}: {error}"
         final_state = None
-        if outcome != "timeout" and hasattr(self.device, "state"):
-            data = json.dumps(final_state_json(self.device.state), sort_keys=True,
+        if outcome != "timeout":
+            data = json.dumps(self.device.final_state(), sort_keys=True,
                               separators=(",", ":"), default=str).encode()
             final_state = self.blobs.put(data, "application/json")
         ended = EpisodeEnded(

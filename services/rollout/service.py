@@ -70,8 +70,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     stats = stats if stats is not None else RolloutStats(concurrency=settings.concurrency)
     blobs = BlobStore(blob_dir(data_dir))
     workers = [Rollout(SimPhone(f"rollout-sim-{i}"), load_policy(settings.policy, i),
-                       settings.policy, blobs, harness=settings.harness,
-                       call_timeout_s=settings.call_timeout_s, suite_seed=settings.suite_seed)
+                       settings.policy, blobs, call_timeout_s=settings.call_timeout_s,
+                       suite_seed=settings.suite_seed)
                for i in range(settings.concurrency)]
     pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rollout")
 

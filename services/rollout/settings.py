@@ -28,8 +28,6 @@ class RolloutSettings(BaseSettings):
     max_batch: int = Field(default=64, ge=1, description="Tasks taken per poll.")
     suite_seed: int = Field(default=0, ge=0, description="Regenerates tasks sent without an "
                                                          "embedded instance.")
-    harness: str = Field(default="default", min_length=1,
-                         description="Harness version recorded on every episode.")
 
 
 def load_rollout_settings(**overrides: object) -> RolloutSettings:

@@ -19,7 +19,7 @@ from schemas.episodes import EpisodeEnded
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.dataflow.ids import derived_id
-from services.dataflow.tasks import instance_of, part_templates, score_final_state
+from services.dataflow.tasks import check_final_state, instance_of, part_templates
 from services.verifier.trace import trace
 
 __all__ = ["VERIFIER_VERSION", "VerifierState", "World", "decide", "evolve"]
@@ -32,7 +32,7 @@ VERIFIER_VERSION = "verifier/1.0.0"
 @dataclass(frozen=True)
 class World:
     blobs: BlobStore
-    phone: Any  # a SimPhone for the oracle reference of failure traces
+    phone: Any  # a Harness around a SimPhone, for the oracle reference of failure traces
     suite_seed: int = 0
 
 
@@ -73,11 +73,12 @@ def decide(state: VerifierState, event: Event, world: World) -> list[Event]:
 def judge(task_event: TaskProposed, episode: EpisodeEnded, world: World) -> list[Event]:
     """The verdict (and failure trace) of one episode of one task."""
     task = instance_of(task_event, world.suite_seed)
-    score, problem = 0.0, None
+    score, problem, progress, violations = 0.0, None, 0.0, []
     if episode.final_state is not None:
         try:
             final = json.loads(world.blobs.get(episode.final_state.sha256))
-            score = score_final_state(task, final)
+            result = check_final_state(task, final)
+            score, progress, violations = result.score, result.progress, result.violations
         except BlobNotFound:
             problem = "the final state is missing from the blob store"
         except Exception as error:  # noqa: BLE001 - a checker crash is reported, not fatal
@@ -89,9 +90,11 @@ def judge(task_event: TaskProposed, episode: EpisodeEnded, world: World) -> list
                                "outcome": episode.outcome, "steps": len(episode.steps)}
     if problem:
         details["problem"] = problem
+    if violations:
+        details["violations"] = violations[:10]
     traced = None
     if not passed:
-        traced = trace(task, episode, world.phone)
+        traced = trace(task, episode, world.phone, violations=violations)
     # An episode the environment cut short is spoilt even when its state happens to score;
     # a step-level fault the policy recovered from (and passed) is not.
     cut_short = episode.outcome in ("device_failed", "timeout") or episode.final_state is None
@@ -101,7 +104,7 @@ def judge(task_event: TaskProposed, episode: EpisodeEnded, world: World) -> list
     verdict = VerdictIssued(
         event_id=derived_id("verdict.issued", episode.episode_id), episode_id=episode.episode_id,
         task_id=task.task_id, checker=_checker(task.template, part_templates(task)), score=score,
-        passed=passed, details=details, progress=score, environment_fault=environment,
+        passed=passed, details=details, progress=progress, environment_fault=environment,
         verifier=VERIFIER_VERSION, **envelope)
     if traced is None:
         return [verdict]

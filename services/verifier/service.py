@@ -9,6 +9,7 @@ from devices.blobs import BlobStore
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
 from services.dataflow.store import Stored
+from services.dataflow.tasks import new_harness
 from services.verifier.decide import VerifierState, World, decide, evolve
 
 __all__ = ["VerifierService"]
@@ -22,11 +23,9 @@ class VerifierService:
 
     def __init__(self, blob_root: Path, *, suite_seed: int = 0,
                  topics: dict[str, Topic] | None = None) -> None:
-        from devices.sim import SimPhone
-
         self.topics = {**TOPICS, **(topics or {})}
         self.inputs = (self.topics["flywheel.tasks"], self.topics["flywheel.episodes"])
-        self.world = World(BlobStore(blob_root), SimPhone("verifier-reference"), suite_seed)
+        self.world = World(BlobStore(blob_root), new_harness("verifier-reference"), suite_seed)
         self.state = VerifierState()
 
     def apply(self, stored: Stored) -> None:

@@ -11,12 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from devices.blobs import BlobStore
-from devices.sim import SimPhone
 from schemas.reviews import ReviewDecided
 from services.curator.admission import Admission, AutoAdmission, Rejection
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.service import CuratorService
 from services.curator.snapshot import COLUMNS, HeldOutLeak, build_rows, check_train_only
+from services.dataflow.tasks import new_harness
 from services.verifier.decide import VerifierState, World
 from services.verifier.decide import decide as verify_episode
 from services.verifier.decide import evolve as verifier_evolve
@@ -30,7 +30,7 @@ class Pipeline:
 
     def __init__(self, tmp: Path, snapshot_examples: int = 10_000) -> None:
         self.blobs = tmp / "blobs"
-        self.verifier_world = World(BlobStore(self.blobs), SimPhone("v"))
+        self.verifier_world = World(BlobStore(self.blobs), new_harness("v"))
         self.verifier = VerifierState()
         self.curator = CuratorService(tmp / "snapshots", self.blobs,
                                       snapshot_examples=snapshot_examples)
@@ -138,7 +138,8 @@ def test_a_planted_dev_or_test_instance_stops_the_snapshot(tmp_path: Path) -> No
     episode = pipe.run(proposed(i=0))
     rows = build_rows(pipe.state, [episode], POLICY.name)
     task = pipe.state.tasks[pipe.state.episodes[episode][0].task_id][0]
-    instances = {task.task_id: {"template": task.template, "params": task.params}}
+    instances = {task.task_id: {"template": task.template, "params": task.params,
+                                "goal": task.goal}}
     check_train_only(rows, instances)  # the honest rows pass
     planted = [{**rows[0], "split": "dev", "example_id": "planted:0"}]
     with pytest.raises(HeldOutLeak, match="dev instance"):
@@ -146,10 +147,27 @@ def test_a_planted_dev_or_test_instance_stops_the_snapshot(tmp_path: Path) -> No
     # Labelled train but carrying test-pool parameters: caught by the pools.
     test_task = proposed(split="test", i=0)
     disguised = [{**rows[0], "task_id": test_task.task_id, "example_id": "planted:1"}]
-    with pytest.raises(HeldOutLeak, match="not in the train pool|held out for test"):
+    with pytest.raises(HeldOutLeak, match="mentions test value"):
         check_train_only(rows + disguised, {
             **instances, test_task.task_id: {"template": test_task.template,
-                                             "params": test_task.params}})
+                                             "params": test_task.params,
+                                             "goal": test_task.goal}})
+
+
+
+def test_a_train_task_carrying_a_held_out_value_is_dropped_before_any_snapshot(
+        tmp_path: Path) -> None:
+    from services.curator.heldout import held_out_mentions, task_text
+
+    pipe = Pipeline(tmp_path)
+    task = proposed(i=0)
+    test_value = proposed(split="test", i=0).goal  # a goal built from test-pool values
+    assert held_out_mentions(task_text(test_value, {}))
+    leaky = task.model_copy(update={"goal": f"{task.goal} ({test_value})",
+                                    "event_id": "leaky" + task.event_id[5:]})
+    episode = pipe.run(leaky)
+    assert pipe.state.status[episode] == "dropped:held_out_value"
+    assert not held_out_mentions(task_text(task.goal, task.params))
 
 
 def test_rows_pair_the_context_with_the_next_action(tmp_path: Path) -> None:

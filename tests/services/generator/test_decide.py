@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from devices.sim import SimPhone
+from devices.suite.template import Template
+from schemas.actions import Finish
 from schemas.training import EvalReported, FamilyScores, TrainingFeedbackIssued
 from schemas.verdicts import VerdictIssued
-from services.generator.construct import Candidate, build_catalogue, compose, instantiate, verify
+from services.dataflow.tasks import new_harness
+from services.generator.construct import Candidate, build_catalogue, compose, verify
 from services.generator.decide import (
     GeneratorConfig,
     Tick,
@@ -21,7 +23,7 @@ from services.generator.mix import MAX_FACTOR, MIN_FACTOR, clamp_shares, split_k
 
 @pytest.fixture(scope="module")
 def world() -> World:
-    return World(build_catalogue(0), SimPhone("test-gen"), GeneratorConfig(queue_depth=12))
+    return World(build_catalogue(0), new_harness("test-gen"), GeneratorConfig(queue_depth=12))
 
 
 def _fold(state, events):  # type: ignore[no-untyped-def]
@@ -81,23 +83,33 @@ def test_verification_drops_an_unsolvable_task(world: World) -> None:
     assert any(r and "the oracle reaches only" in r for r in reasons)  # … and some are not
 
 
-def test_verification_drops_a_task_that_is_solved_before_anyone_acts(world: World) -> None:
-    from services.dataflow.tasks import oracle_actions
+class AlreadyDone(Template):
+    """A planted template whose goal needs no change: solved before anyone acts."""
 
-    planted = 0
-    for template in world.catalogue.templates:
-        candidate = instantiate(world.catalogue, template.name, 0, 0)
-        untouched = world.phone.reset(candidate.task) and dict(world.phone.state.settings)
-        oracle_actions(candidate.task, world.phone)
-        changed = {k: v for k, v in world.phone.state.settings.items() if untouched[k] != v}
-        if not changed:
-            continue
-        solved = candidate.task.model_copy(update={"initial_state": {
-            **candidate.task.initial_state, "settings": changed}})
-        reason = verify(Candidate(solved, candidate.tier, "template", ()), world.phone)
-        if reason is not None and "already scores" in reason:
-            planted += 1
-    assert planted >= 1
+    name = "planted_already_done"
+    family = "tool"
+    checker = "final_state"
+    goal_template = "Leave everything as it is."
+
+    def initial_state(self, params, rng):  # type: ignore[no-untyped-def]
+        return {}
+
+    def expect(self, params, before):  # type: ignore[no-untyped-def]
+        return []
+
+    def oracle(self, params, observe):  # type: ignore[no-untyped-def]
+        yield Finish()
+
+
+def test_verification_drops_a_task_that_is_solved_before_anyone_acts(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from devices.suite import registry
+
+    real = registry.all_templates()
+    monkeypatch.setattr(registry, "all_templates", lambda: (*real, AlreadyDone()))
+    task = AlreadyDone().generate("train", 0, 0)
+    reason = verify(Candidate(task, "easy", "template", ()), world.phone)
+    assert reason is not None and "already scores 1.00" in reason
 
 
 def test_composed_task_needs_both_parts(world: World) -> None:

@@ -19,9 +19,12 @@ from tests.services.dataflow.helpers import proposed, roll
 def test_oracle_episode_names_policy_harness_and_stores_the_final_state(tmp_path: Path) -> None:
     task = proposed()
     started, ended = roll(task, tmp_path)
+    from devices.harness.spec import HarnessSpec
+
+    version = HarnessSpec.default().version
     assert started.episode_id == ended.episode_id == episode_id_for(task.task_id, "oracle",
-                                                                    "default")
-    assert ended.policy == "oracle" and ended.harness == "default"
+                                                                    version)
+    assert ended.policy == "oracle" and ended.harness == started.harness == version
     assert ended.outcome == "finished" and ended.steps
     assert all(step.latency_ms > 0 for step in ended.steps)
     assert ended.tool_calls == sum(s.tool_calls for s in ended.steps) >= 1

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from devices.blobs import BlobStore
-from devices.sim import SimPhone
 from schemas.verdicts import FAILURE_CATEGORIES
+from services.dataflow.tasks import new_harness
 from services.verifier.decide import VerifierState, World, decide, evolve
 from tests.services.dataflow.helpers import proposed, roll
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
-    return World(BlobStore(tmp_path), SimPhone("test-verifier"))
+    return World(BlobStore(tmp_path), new_harness("test-verifier"))
 
 
 def known(*tasks):  # type: ignore[no-untyped-def]
@@ -73,7 +73,8 @@ def test_wrong_arguments_are_traced_to_their_first_step(world: World, tmp_path: 
     for template in range(20):
         task = proposed(template=template)
         _, ended = roll(task, tmp_path)
-        first = next((s for s in ended.steps if isinstance(s.action, ToolCall)
+        # The last tool call with arguments: usually the write that decides the outcome.
+        first = next((s for s in reversed(ended.steps) if isinstance(s.action, ToolCall)
                       and s.action.arguments), None)
         if first is None:
             continue
@@ -83,14 +84,14 @@ def test_wrong_arguments_are_traced_to_their_first_step(world: World, tmp_path: 
         steps = [s.model_copy(update={"action": bad}) if s.index == first.index else s
                  for s in ended.steps]
         # Re-run the changed actions so the stored state matches them.
-        phone = SimPhone()
+        phone = new_harness()
         import json
 
-        from services.dataflow.tasks import final_state_json, instance_of
+        from services.dataflow.tasks import instance_of
         phone.reset(instance_of(task))
         for s in steps:
             phone.act(s.action)
-        ref = BlobStore(tmp_path).put(json.dumps(final_state_json(phone.state)).encode())
+        ref = BlobStore(tmp_path).put(json.dumps(phone.final_state()).encode())
         changed = ended.model_copy(update={"steps": steps, "final_state": ref})
         out = decide(known(task), changed, world)
         if out[0].passed:
