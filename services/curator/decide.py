@@ -21,7 +21,7 @@ from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.curator.admission import Admission, AdmissionPolicy
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
-from services.curator.heldout import held_out_mentions, task_text
+from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 

@@ -43,7 +43,7 @@ from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.decide import CuratorState, Source, slice_of
 from services.curator.examples import CONTEXT_VERSION, harness_pairs, training_pairs
-from services.curator.heldout import held_out_mentions, task_text
+from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
 

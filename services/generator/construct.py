@@ -18,6 +18,7 @@ from devices.sim.state import InitialStateError
 from devices.suite.registry import templates_for
 from devices.suite.template import Template
 from schemas.tasks import Origin, Tier
+from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.tasks import composed_name, oracle_actions, untouched_score
 
 __all__ = [
@@ -143,6 +144,9 @@ def verify(candidate: Candidate, harness: Any) -> str | None:
     """None when the task is sound; otherwise one sentence saying why it is dropped.
     `harness` is a Harness around a SimPhone (services.dataflow.tasks.new_harness)."""
     task = candidate.task
+    leaks = held_out_mentions(task_text(task.goal, task.params))
+    if leaks:
+        return f"it carries {', '.join(leaks[:3])} (a train task must not)"
     try:
         untouched = untouched_score(task, harness)
     except InitialStateError as error:

@@ -157,7 +157,7 @@ def test_a_planted_dev_or_test_instance_stops_the_snapshot(tmp_path: Path) -> No
 
 def test_a_train_task_carrying_a_held_out_value_is_dropped_before_any_snapshot(
         tmp_path: Path) -> None:
-    from services.curator.heldout import held_out_mentions, task_text
+    from services.dataflow.heldout import held_out_mentions, task_text
 
     pipe = Pipeline(tmp_path)
     task = proposed(i=0)
