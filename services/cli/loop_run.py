@@ -41,6 +41,8 @@ DEFAULT_EXAMPLES = 500
 SERVICES = ("verifier", "curator", "rollout", "generator")
 #: SIGTERM, then this long for a clean exit, then SIGKILL.
 STOP_GRACE_S = 20.0
+#: After the snapshot, how long the run waits for the archiver to archive its event.
+ARCHIVE_GRACE_S = 10.0
 #: The events/s figure is a moving window this long.
 RATE_WINDOW_S = 5.0
 
@@ -145,6 +147,14 @@ class DataLoop:
     def done(self) -> bool:
         """A snapshot of at least `examples` rows was written during this run."""
         return any(s.rows >= self.examples for s in self.progress.snapshots)
+
+    def finished(self, archived_snapshots: int) -> bool:
+        """Done, and the archive holds the snapshot events too (or ARCHIVE_GRACE_S passed), so
+        the run's record includes the `dataset.snapshotted` that ended it."""
+        if not self.done or self.progress.done_at is None:
+            return False
+        return (archived_snapshots >= len(self.progress.snapshots)
+                or time.monotonic() - self.progress.done_at > ARCHIVE_GRACE_S)
 
     def stop(self) -> None:
         self.died = self.dead()

@@ -98,7 +98,8 @@ def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag
         def on_step(current: Archiver) -> None:
             nonlocal last_draw
             now = time.monotonic()
-            if loop is not None and loop.done:
+            if loop is not None and loop.finished(
+                    current.stats.archived.get("flywheel.datasets", 0)):
                 stop.set(f"{loop.examples} examples")
             if now - last_draw >= STATUS_REFRESH_S:
                 live.update(status_line(current, settings, now, fleet, loop))

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from devices.suite.pools import all_pools
+from devices.suite.registry import all_templates
 
 __all__ = ["held_out_mentions", "task_text"]
 
@@ -36,6 +37,7 @@ def _pattern(values: set[str]) -> re.Pattern[str] | None:
 def _split_patterns() -> dict[str, re.Pattern[str] | None]:
     """Train values, and the dev / test values that no pool offers to train (a value that
     two pools place in different splits is not evidence either way)."""
+    all_templates()  # every template module imported: all_pools() is only what was built
     pools = all_pools()
     values = {split: {v for p in pools for v in p.values(split)
                       if isinstance(v, str) and len(v) >= _MIN_VALUE_LEN and _LETTER.search(v)}

@@ -45,8 +45,11 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
     manifest = json.loads((snapshots[0].parent / "manifest.json").read_text())
     assert manifest["rows"] == len(rows)
     assert manifest["admission_policy"].startswith("automatic stand-in")
-    # Every row's task, episode, verdict and decision event is in the archive.
+    # Every row's task, episode, verdict and decision event is in the archive, and so is the
+    # dataset.snapshotted that announced it.
     archived = ArchiveStore(data_dir / "archive").event_ids()
+    from services.dataflow.ids import derived_id
+    assert derived_id("dataset.snapshotted", manifest["snapshot_id"]) in archived
     for what in ("task", "episode", "verdict", "decision"):
         missing = {r[f"{what}_event_id"] for r in rows} - archived
         assert not missing, f"{len(missing)} {what} events of the snapshot are not archived"
