@@ -53,15 +53,17 @@ class Catalogue(Frozen):
         return [t.name for t in self.tools]
 
 
-# Tool verbs that only read (everything else writes): a tool is a writer unless its action
-# part starts with one of these.
-_READ_VERBS = ("get", "list", "search", "read", "find", "now", "eta", "view", "order_status")
+# Tool verbs that only read (everything else writes): a tool is a reader when its action part
+# is one of these, starts with one and "_", or ends with "_" and one.
+_READ_VERBS = ("search", "list", "get", "read", "view", "status", "now", "forecast", "current",
+               "eta", "find", "balance", "scale")
 
 
 def is_write_tool(name: str) -> bool:
     """Whether a tool changes state, judged from its name (`app.verb_object`)."""
     verb = name.split(".", 1)[-1]
-    return not verb.startswith(_READ_VERBS)
+    return not any(verb == v or verb.startswith(f"{v}_") or verb.endswith(f"_{v}")
+                   for v in _READ_VERBS)
 
 
 def build_catalogue(spec: HarnessSpec, tools: Mapping[str, Any],

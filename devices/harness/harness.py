@@ -9,7 +9,9 @@ a device can drive a harnessed one, and `final_state()` gives the JSON a checker
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,9 +51,13 @@ class HarnessSnapshot:
 class Harness:
     """A device plus the agent's harness; implements devices.protocol.Device."""
 
-    def __init__(self, device: Device, spec: HarnessSpec | None = None) -> None:
+    def __init__(self, device: Device, spec: HarnessSpec | None = None, *,
+                 subagent_policy: Callable[[str], Any] | None = None) -> None:
         self.device = device
         self.spec = spec or HarnessSpec.default()
+        # Builds the policy a sub-agent runs when it is handed a task without a plan (the same
+        # policy as the main agent, typically); None: sub-agents only run plans.
+        self.subagent_policy = subagent_policy
         self.state = HarnessState()
         self.history: list[Step] = []
         self.task: TaskInstance | None = None
@@ -133,7 +139,7 @@ class Harness:
         self.history = list(snapshot.history)
 
     def fork(self) -> Harness:
-        twin = Harness(self.device.fork(), self.spec)
+        twin = Harness(self.device.fork(), self.spec, subagent_policy=self.subagent_policy)
         twin.state = self.state.copy()
         twin.history = list(self.history)
         twin.task = self.task
@@ -174,9 +180,67 @@ class Harness:
         self.state.step = current.step
         if current.done:  # the step limit was reached by this very step
             return current
-        result, message = run_planner_action(self.state, action, self._call_tool, self.spec)
+        if (action.action_type == "delegate" and self.subagent_policy is not None
+                and "tool_calls" not in action.arguments):
+            result, message = self._run_subagent(action), None
+        else:
+            result, message = run_planner_action(self.state, action, self._call_tool, self.spec)
         after = self.device.observe()
         return after.model_copy(update={"result": result, "message": message})
+
+    def _run_subagent(self, action: Any) -> ToolResult:
+        """Runs the sub-agent's own policy on `action.instruction` with its own context (the
+        instruction and `arguments.context`) and only its tools; returns its answer."""
+        slot = self.state.append_log(LogEntry(self.state.step, "delegate", action.agent, {
+            "instruction": action.instruction, "arguments": copy_json(dict(action.arguments))},
+            False))
+        agent = self.spec.subagent(action.agent)
+        if agent is None:
+            names = ", ".join(a.name for a in self.spec.subagents)
+            return tool_error("delegate", "not_found",
+                              f"There is no sub-agent '{action.agent}'; use one of {names}.")
+        tools = [t for t in self._catalogue.tools if agent.may_call(t.name)]
+        catalogue = Catalogue(tools=tools, playbook=list(self._catalogue.playbook))
+        context = action.arguments.get("context")
+        goal = action.instruction + (f"\nContext: {json.dumps(context, sort_keys=True)}"
+                                     if context else "")
+        policy = self.subagent_policy(agent.name)  # type: ignore[misc]
+        policy.begin(goal, catalogue)
+        observation = self.device.observe()
+        steps: list[dict[str, Any]] = []
+        answer: Any = None
+        for _ in range(self.spec.delegation.max_steps):
+            step = policy.next_action(observation)
+            if step.action_type in ("answer", "finish"):
+                answer = step.text if step.action_type == "answer" else step.answer
+                break
+            if step.action_type != "tool_call":
+                result = tool_error(step.action_type, "unsupported",
+                                    "A sub-agent may call its tools and answer, nothing else.")
+            elif not agent.may_call(step.name):
+                result = tool_error(step.name, "permission_denied",
+                                    f"Sub-agent '{agent.name}' may not use '{step.name}'.")
+                self.state.append_log(LogEntry(self.state.step, "tool_call", step.name,
+                                               copy_json(dict(step.arguments)), False,
+                                               agent.name, agent.name))
+            else:
+                result = self._call_tool(step.name, dict(step.arguments), agent=agent.name,
+                                         parent=agent.name)
+            steps.append({"name": result.name, "ok": result.ok, "value": result.value})
+            observation = self.device.observe().model_copy(update={"result": result})
+        ok = answer is not None
+        self.state.replace_log(slot, LogEntry(self.state.step, "delegate", agent.name, {
+            "instruction": action.instruction, "arguments": copy_json(dict(action.arguments))},
+            ok))
+        value = {"agent": agent.name, "instruction": action.instruction, "answer": answer,
+                 "results": steps}
+        if not ok:
+            return ToolResult.model_construct(name="delegate", ok=False, value=value,
+                                              error=tool_error("delegate", "timeout", (
+                                                  f"Sub-agent '{agent.name}' did not answer "
+                                                  f"within {self.spec.delegation.max_steps} "
+                                                  "steps.")).error)
+        return ToolResult.model_construct(name="delegate", ok=True, value=value, error=None)
 
     def _call_tool(self, name: str, arguments: dict[str, Any], *, agent: str = "main",
                    parent: str | None = None) -> ToolResult:

@@ -22,7 +22,8 @@ from devices.harness.skills import SKILLS, Skill
 from devices.harness.subagents import SUBAGENTS, SubAgent
 from schemas.envelope import Frozen
 
-__all__ = ["ContextPolicy", "HarnessSpec", "MemoryPolicy", "SpecError", "ToolPolicy"]
+__all__ = ["ContextPolicy", "DelegationPolicy", "HarnessSpec", "MemoryPolicy", "SpecError",
+           "ToolPolicy"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,14 @@ class ContextPolicy(Frozen):
                                  description="UI elements of the latest screen shown.")
 
 
+class DelegationPolicy(Frozen):
+    """How a sub-agent runs when it is handed a task rather than a plan of tool calls."""
+
+    max_steps: int = Field(default=8, ge=1, le=64,
+                           description="Actions a policy-run sub-agent may take before it must "
+                                       "answer.")
+
+
 class HarnessSpec(Frozen):
     """The harness configuration; `version` is content-addressed."""
 
@@ -83,6 +92,7 @@ class HarnessSpec(Frozen):
     memory: MemoryPolicy = Field(default_factory=MemoryPolicy)
     playbook: tuple[str, ...] = ()
     context: ContextPolicy = Field(default_factory=ContextPolicy)
+    delegation: DelegationPolicy = Field(default_factory=DelegationPolicy)
     parent: str | None = Field(default=None,
                                description="Version this spec was derived from (not hashed).")
 

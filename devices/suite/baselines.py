@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from statistics import fmean
 from typing import Any
@@ -23,23 +21,18 @@ from typing import Any
 from devices.protocol import TaskInstance
 from devices.suite.diff import CheckResult
 from devices.suite.scoring import score_final_state
-from schemas.actions import Answer, Delegate, Finish, ToolCall, UseSkill
+from schemas.actions import Delegate, Finish, ToolCall, UseSkill
 from schemas.observations import Observation
 
 __all__ = [
     "ATTACKERS",
-    "BASELINES",
     "AnswerEveryCandidate",
     "CallEveryWriteTool",
     "CombinedAttack",
     "DelegateToEveryone",
     "GoalCopier",
-    "PublicCatalogue",
-    "PublicClaim",
-    "PublicNoop",
-    "PublicRandom",
     "TryEverySkill",
-    "catalogue_for",
+    "baseline_table",
     "run_public_episode",
     "score_public",
 ]
@@ -59,60 +52,9 @@ _STOP = {"The", "I", "My", "If", "What", "Which", "How", "Where", "Add", "Put", 
          "Cancel", "Order", "Show", "Take", "Turn", "Push", "Tick", "Send", "Remove"}
 
 
-# ---- the catalogue (duck-typed like devices.harness.catalogue.Catalogue) --------------------------
-
-@dataclass(frozen=True)
-class _Tool:
-    name: str
-    app: str
-    description: str
-    parameters: dict[str, Any]
-    writes: bool
-
-
-@dataclass(frozen=True)
-class _Skill:
-    name: str
-    description: str
-    parameters: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Agent:
-    name: str
-    description: str
-    tools: list[str]
-
-
-@dataclass(frozen=True)
-class PublicCatalogue:
-    """What the harness shows an agent: the same field names as the harness's Catalogue."""
-
-    tools: list[Any]
-    skills: list[Any] = field(default_factory=list)
-    subagents: list[Any] = field(default_factory=list)
-    playbook: list[str] = field(default_factory=list)
-
-
 def _writes(name: str) -> bool:
     verb = name.split(".", 1)[1]
     return not any(verb == v or verb.startswith(f"{v}_") or verb.endswith(f"_{v}") for v in _READ_VERBS)
-
-
-def catalogue_for(task: TaskInstance) -> PublicCatalogue:
-    """The catalogue of the sim phone for `task`: tools of the task's apps, skills, sub-agents."""
-    import devices.sim.apps  # noqa: F401  (registers every tool)
-    from devices.sim.skills import SKILLS
-    from devices.sim.subagents import SUBAGENTS
-    from devices.sim.tools import REGISTRY
-
-    apps = set(task.apps)
-    tools = [_Tool(t.spec.name, t.spec.app, t.spec.description, t.spec.parameters, _writes(t.spec.name))
-             for t in REGISTRY.values() if not apps or t.spec.app in apps]
-    skills = [_Skill(s.name, s.description, s.parameters) for s in SKILLS.values()]
-    agents = [_Agent(a.name, a.description, sorted(n for n in REGISTRY if a.may_call(n)))
-              for a in SUBAGENTS.values()]
-    return PublicCatalogue(tools=tools, skills=skills, subagents=agents)
 
 
 # ---- reading the goal (all an attacker has) -------------------------------------------------------
@@ -249,72 +191,30 @@ class _Scripted:
         return ToolCall(name=tool.name, arguments=self.reader.arguments(tool.parameters, self.now))
 
 
-class PublicNoop(_Scripted):
-    name = "noop"
-
-    def script(self) -> Iterator[Any]:
-        yield Finish()
-
-
-class PublicClaim(_Scripted):
-    name = "claim"
-
-    def script(self) -> Iterator[Any]:
-        claim = f"Done. {self.goal} I have completed this task successfully."
-        yield Answer(text=claim)
-        yield Finish(answer=claim)
-
-
-class PublicRandom(_Scripted):
-    """Seeded random tool calls (with schema-shaped arguments), skills and delegations."""
-
-    name = "random"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
-    def script(self) -> Iterator[Any]:
-        rng = random.Random(f"{self.seed}:{self.goal}")
-        words = re.findall(r"\w+", self.goal) or ["x"]
-        for _ in range(self.max_actions):
-            roll = rng.random()
-            if roll < 0.75 and self.catalogue.tools:
-                tool = rng.choice(self.catalogue.tools)
-                props = tool.parameters.get("properties", {})
-                args = {k: _random_value(rng, v or {}, words) for k, v in props.items()
-                        if k in tool.parameters.get("required", []) or rng.random() < 0.3}
-                yield ToolCall(name=tool.name, arguments=args)
-            elif roll < 0.9 and self.catalogue.skills:
-                skill = rng.choice(self.catalogue.skills)
-                yield UseSkill(skill=skill.name, arguments={})
-            else:
-                yield Answer(text=rng.choice(words))
-
-
-def _random_value(rng: random.Random, spec: dict[str, Any], words: Sequence[str]) -> Any:
-    if spec.get("enum"):
-        return rng.choice(spec["enum"])
-    kind = spec.get("type")
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind in ("integer", "number"):
-        return rng.randint(int(spec.get("minimum", 0)), int(spec.get("maximum", 100)))
-    if kind == "array":
-        return [rng.choice(words)]
-    return rng.choice(words)
-
-
 class GoalCopier(_Scripted):
-    """Maps the goal's wording to the one write tool it resembles most, filled with values quoted in
-    the goal; answers with the first quoted string or number. Never reads an observation's data."""
+    """Maps the goal's wording to the one catalogue entry it resembles most (a write tool, a skill
+    or a sub-agent), filled with values lifted from the goal; answers with the first quoted string
+    or number. Never reads an observation's data."""
 
     name = "goal_copier"
 
     def script(self) -> Iterator[Any]:
-        writes = self.tools(writes=True)
-        if writes:
-            best = max(writes, key=lambda t: _overlap(self.goal, f"{t.name.replace('.', ' ')} {t.description}"))
-            yield self.call(best)
+        options: list[tuple[int, Any]] = []
+        for tool in self.tools(writes=True):
+            options.append((_overlap(self.goal, f"{tool.name.replace('.', ' ')} {tool.description}"),
+                            self.call(tool)))
+        for skill in self.catalogue.skills:
+            options.append((_overlap(self.goal, f"{skill.name.replace('_', ' ')} {skill.description}"),
+                            UseSkill(skill=skill.name, arguments=self.reader.arguments(skill.parameters, self.now))))
+        for agent in self.catalogue.subagents:
+            mine = [t for t in self.tools(writes=True) if t.name in set(agent.tools)]
+            if mine:
+                best = max(mine, key=lambda t: _overlap(self.goal, f"{t.name} {t.description}"))
+                plan = [{"name": best.name, "arguments": self.reader.arguments(best.parameters, self.now)}]
+                options.append((_overlap(self.goal, f"{agent.name} {agent.description}") - 1,
+                                Delegate(agent=agent.name, instruction=self.goal, arguments={"tool_calls": plan})))
+        if options:
+            yield max(options, key=lambda o: o[0])[1]
         answer = (self.reader.quoted or [str(n) for n in self.reader.numbers] or self.reader.names or [None])[0]
         yield Finish(answer=answer)
 
@@ -407,34 +307,37 @@ ATTACKERS: dict[str, Callable[[], Any]] = {
     "answer_every_candidate": AnswerEveryCandidate, "try_every_skill": TryEverySkill,
     "delegate_to_everyone": DelegateToEveryone, "combined_attack": CombinedAttack,
 }
-BASELINES: dict[str, Callable[[], Any]] = {"noop": PublicNoop, "random": PublicRandom, "claim": PublicClaim,
-                                           **ATTACKERS}
 
 
 # ---- running them -----------------------------------------------------------------------------------
 
-def run_public_episode(phone: Any, task: TaskInstance, policy: Any,
-                       catalogue: Any | None = None) -> tuple[CheckResult, int]:
-    """Resets `phone` to `task`, lets a public-protocol `policy` act, scores the final state."""
-    observation = phone.reset(task)
-    policy.begin(task.goal, catalogue if catalogue is not None else catalogue_for(task))
-    steps = 0
-    while steps < task.max_steps and not observation.done:
-        observation = phone.act(policy.next_action(observation))
-        steps += 1
-    return score_final_state(task, phone.state.to_final_json()), steps
+def _baselines() -> dict[str, Callable[[], Any]]:
+    from devices.suite.policies import ClaimPolicy, NoopPolicy, RandomPolicy
+
+    return {"noop": NoopPolicy, "random": RandomPolicy, "claim": ClaimPolicy, **ATTACKERS}
+
+
+def run_public_episode(device: Any, task: TaskInstance, policy: Any) -> tuple[CheckResult, int]:
+    """One episode of a public-protocol `policy` through the harness; its check result and steps."""
+    from devices.harness.harness import Harness
+    from devices.suite.episode import run_episode
+
+    harness = device if isinstance(device, Harness) else Harness(device)
+    result = run_episode(harness, task, policy)
+    return score_final_state(task, harness.final_state()), result.steps
 
 
 def score_public(policy_factory: Callable[[], Any], tasks: Sequence[TaskInstance],
-                 phone: Any | None = None) -> dict[str, Any]:
-    """Mean score per template, and per family and tier (means of template means)."""
+                 device: Any | None = None) -> dict[str, Any]:
+    """Mean score per template, and per family, tier and family/tier (means of template means)."""
+    from devices.harness.harness import Harness
     from devices.sim import SimPhone
 
-    phone = phone or SimPhone()
+    harness = device if isinstance(device, Harness) else Harness(device or SimPhone())
     per: dict[str, list[float]] = {}
     meta: dict[str, tuple[str, str]] = {}
     for task in tasks:
-        result, _ = run_public_episode(phone, task, policy_factory())
+        result, _ = run_public_episode(harness, task, policy_factory())
         per.setdefault(task.template, []).append(result.score)
         meta[task.template] = (task.family, task.tier or "easy")
     templates = {name: fmean(scores) for name, scores in per.items()}
@@ -445,9 +348,24 @@ def score_public(policy_factory: Callable[[], Any], tasks: Sequence[TaskInstance
         by["tier"].setdefault(tier, []).append(score)
         by["family_tier"].setdefault(f"{family}/{tier}", []).append(score)
     return {"templates": templates,
-            **{k: {g: fmean(v) for g, v in groups.items()} for k, groups in by.items()},
-            "overall": fmean(templates.values()) if templates else 0.0}
+            **{k: {g: fmean(v) for g, v in groups.items()} for k, groups in by.items()}}
 
 
-def describe(report: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in report.items() if k != "templates"}, indent=2, sort_keys=True)
+def baseline_table(split: str = "test", n: int = 2, suite_seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Every baseline's scores per family, tier and family/tier, plus the MobilePA-weighted overall."""
+    from devices.suite.instances import generate_split
+    from schemas.training import FamilyScores
+
+    tasks = generate_split(split, n, suite_seed)
+    out = {}
+    for name, factory in _baselines().items():
+        report = score_public(factory, tasks)
+        fams = report["family"]
+        report["overall"] = FamilyScores(**{f: fams.get(f, 0.0) for f in ("tool", "memory", "skills",
+                                                                           "subagent")}).overall
+        out[name] = {k: v for k, v in report.items() if k != "templates"}
+    return out
+
+
+if __name__ == "__main__":  # python -m devices.suite.baselines: the baseline table on test as JSON
+    print(json.dumps(baseline_table(), indent=2, sort_keys=True))

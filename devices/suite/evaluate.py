@@ -42,6 +42,10 @@ class SuiteReport(Frozen):
     overall: float = Field(ge=0.0, le=1.0)
     template_scores: dict[str, float]
     template_families: dict[str, str]
+    template_tiers: dict[str, str] = Field(default_factory=dict)
+    tiers: dict[str, float] = Field(default_factory=dict, description="Mean template score per tier.")
+    template_progress: dict[str, float] = Field(
+        default_factory=dict, description="Mean share of sub-goals met per template.")
 
     def to_json_dict(self) -> dict[str, Any]:
         """The report as JSON: families flattened next to `overall`."""
@@ -60,7 +64,9 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
     agent = make_policy(policy, random_seed) if isinstance(policy, str) else policy
     tasks = generate_split(split, n_per_template, suite_seed)
     per_template: dict[str, list[float]] = defaultdict(list)
+    progress_of: dict[str, list[float]] = defaultdict(list)
     families: dict[str, str] = {}
+    tiers: dict[str, str] = {}
     harness = Harness(SimPhone(), spec)
     progress_bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                             MofNCompleteColumn(), TimeElapsedColumn(),
@@ -72,7 +78,9 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
             for task in tasks:
                 result = run_episode(harness, task, agent)
                 per_template[task.template].append(result.score)
+                progress_of[task.template].append(result.progress)
                 families[task.template] = task.family
+                tiers[task.template] = task.tier or "easy"
                 progress_bar.advance(bar)
     finally:
         harness.close()
@@ -85,4 +93,8 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
     return SuiteReport(policy=agent.name, harness_version=harness.version, split=split, suite_seed=suite_seed,
                        n_per_template=n_per_template, episodes=len(tasks), scores=scores,
                        overall=min(1.0, max(0.0, round(scores.overall, _DIGITS))),
-                       template_scores=template_scores, template_families=families)
+                       template_scores=template_scores, template_families=families,
+                       template_tiers=tiers, tiers={
+                           tier: fmean(s for n, s in template_scores.items() if tiers[n] == tier)
+                           for tier in sorted(set(tiers.values()))},
+                       template_progress={n: fmean(v) for n, v in progress_of.items()})

@@ -24,25 +24,29 @@ logger = logging.getLogger(__name__)
 DISTINCT_SAMPLE = 20
 
 
-def oracle_run(phone: Any, template: Template, split: str, i: int, seed: int) -> tuple[int, float, set[str]]:
-    """(actions, score, tools called) of the oracle on one instance."""
+def oracle_run(device: Any, template: Template, split: str, i: int, seed: int,
+               ) -> tuple[int, float, set[str], dict[str, Any]]:
+    """(actions, score, tools called, final state) of the oracle on one instance, through the harness."""
+    from devices.harness.harness import Harness
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 
+    harness = device if isinstance(device, Harness) else Harness(device)
     task = template.generate(split, i, seed)
-    observation = phone.reset(task)
+    observation = harness.reset(task)
     policy = OraclePolicy()
-    policy.begin(task, phone)
+    policy.prepare(task)
+    policy.begin(task.goal, harness.catalogue())
     actions: list[Any] = []
     while len(actions) < task.max_steps and not observation.done:
         action = policy.next_action(observation)
         actions.append(action)
-        observation = phone.act(action)
+        observation = harness.act(action)
     if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
         actions.pop()
-    tools = {e.name for e in phone.state.log if e.kind == "tool_call" and e.ok}
-    score = score_final_state(task, phone.state.to_final_json()).score
-    return len(actions), score, tools
+    final = harness.final_state()
+    tools = {e["name"] for e in final["log"] if e["kind"] == "tool_call" and e["ok"]}
+    return len(actions), score_final_state(task, final).score, tools, final
 
 
 def _distinct_test(template: Template, seed: int, n: int) -> int:
@@ -65,8 +69,8 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
     for template in templates:
         runs = [oracle_run(phone, template, template.splits()[0], i, seed) for i in range(n_oracle)]
         actions[template.name] = fmean(r[0] for r in runs)
-        for _, _, tools in runs:
-            used |= tools
+        for run in runs:
+            used |= run[2]
     groups: dict[str, dict[str, list[Template]]] = {"family": defaultdict(list), "tier": defaultdict(list)}
     for t in templates:
         groups["family"][t.family].append(t)

@@ -103,6 +103,8 @@ def eval_policy(
     summary = Table("family", "score", title="Summary")
     for family in FAMILIES:
         summary.add_row(family, f"{getattr(report.scores, family):.3f}")
+    for tier, score in report.tiers.items():
+        summary.add_row(f"tier {tier}", f"{score:.3f}")
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
     console.print(summary)
     console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}, harness "

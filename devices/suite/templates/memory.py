@@ -38,6 +38,7 @@ from devices.suite.templates._hkit import (
     rows_of,
 )
 from devices.suite.templates._kit import call, finish
+from devices.suite.templates._profile import declare
 from devices.suite.templates._world import FIRST
 from schemas.actions import MemoryRead, MemoryWrite
 
@@ -92,7 +93,6 @@ class _Memory(Template):
     family = "memory"
     checker = "final_state"
     diff_memory = True
-    tier = "medium"
 
     @property
     def parameters(self) -> dict[str, Any]:  # type: ignore[override]
@@ -211,7 +211,6 @@ class StarRelation(_Relation):
     name = "mem_star_relation"
     goal_template = "Star my {relation} in my contacts."
     apps = ("contacts",)
-    tier = "easy"
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         row = _contact_of(before, p["person"])
@@ -231,7 +230,6 @@ class SharePhotoRelation(_Relation):
     test_only = True
     goal_template = "Send my {relation} the photo {photo}."
     apps = ("contacts", "files", "messages")
-    tier = "hard"
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"photo": f"IMG_{rng.randint(1000, 9999)}.jpg"}
@@ -263,7 +261,6 @@ class InviteRelation(_Relation):
     name = "mem_invite_relation"
     goal_template = "Add my {relation} to the guest list of my '{title}' event."
     apps = ("contacts", "calendar")
-    tier = "hard"
     pools = MappingProxyType({"surname": SURNAMES, "title": TITLES})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -298,7 +295,6 @@ class ReplyRelationEmail(_Relation):
     test_only = True
     goal_template = "Reply to my {relation}'s latest email: \"{phrase}\"."
     apps = ("contacts", "email")
-    tier = "hard"
     pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -339,7 +335,6 @@ class HomeCheckout(_Memory):
     name = "mem_home_checkout"
     goal_template = "Check out my cart and have it delivered to my home."
     apps = ("shopping",)
-    tier = "easy"
     pools = MappingProxyType({"street": STREETS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -405,7 +400,6 @@ class UsualOrder(_Memory):
 
 class _Alarm(_Memory):
     apps = ("clock",)
-    tier = "easy"
     pools = MappingProxyType({"time": TIMES})
     days: tuple[str, ...]
     key: str
@@ -413,10 +407,12 @@ class _Alarm(_Memory):
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         time, other = TIMES.sample(rng, split, 2)
-        return {"time": time, "other": other}
+        return {"time": time, "other": other, "_nap": rng.randrange(13 * 60, 16 * 60, 5)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"memory": {self.key: p["time"], self.other_key: p["other"]}}
+        nap = f"{p['_nap'] // 60:02d}:{p['_nap'] % 60:02d}"
+        return {"memory": {self.key: p["time"], self.other_key: p["other"],
+                           "nap_alarm_time": nap}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Add("clock", "alarms", {"time": p["time"], "days": list(self.days),
@@ -448,7 +444,6 @@ class LockerCode(_Memory):
     name = "mem_locker_code"
     checker = "state_and_answer"
     goal_template = "What's the code of my {place} locker? Only the code."
-    tier = "easy"
     pools = MappingProxyType({"code": CODES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -507,7 +502,6 @@ class PreferredTimer(_Memory):
     test_only = True
     goal_template = "Start a timer for my {thing}, the way I like it."
     apps = ("clock",)
-    tier = "easy"
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         things = rng.sample(("tea", "eggs", "pasta", "rice", "stretching", "face mask"), 3)
@@ -534,7 +528,6 @@ class PreferredBrightness(_Memory):
     goal_template = "Set the screen the way I like it {when}."
     pools = MappingProxyType({"level": LEVELS})
     apps = ("settings",)
-    tier = "easy"
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         when, other = rng.sample(("at night", "in the morning", "when reading"), 2)
@@ -562,7 +555,6 @@ class NavigateToProvider(_Memory):
     name = "mem_navigate_provider"
     goal_template = "Take me to my {role} by {mode}."
     apps = ("maps",)
-    tier = "hard"
     pools = MappingProxyType({"place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -669,16 +661,16 @@ class SaveCodeFromText(_Memory):
 class ForgetOldAddress(_Memory):
     name = "mem_forget_old_address"
     goal_template = "I don't live at my previous flat any more. Forget that address."
-    tier = "easy"
     pools = MappingProxyType({"street": STREETS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         old, home, work = STREETS.sample(rng, split, 3)
-        return {"street": old, "home": home, "work": work}
+        return {"street": old, "home": home, "work": work, "_moved": rng.randint(1, 28)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"home_address": p["home"], "work_address": p["work"],
-                           "previous_home_address": p["street"]}}
+                           "previous_home_address": p["street"],
+                           f"note/2025-11-{p['_moved']:02d}": f"Moved into {p['home']}."}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [MemoryForgotten("previous_home_address")]
@@ -722,7 +714,6 @@ class FollowUpFromNote(_Memory):
     goal_template = ("Put the follow-up I agreed with {first} in my calendar: one hour, titled "
                      "'Follow-up with {first}'.")
     apps = ("calendar",)
-    tier = "hard"
     pools = MappingProxyType({"time": TIMES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -766,7 +757,6 @@ class CancelGiftOrder(_Memory):
     test_only = True
     goal_template = "Cancel the order I placed as a present for my {relation}."
     apps = ("shopping",)
-    tier = "hard"
     pools = MappingProxyType({"product": PRODUCTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -812,3 +802,30 @@ TEMPLATES = (TextRelation, EmailRelation, RelationPhone, StarRelation, SharePhot
              WeekendAlarm, LockerCode, LatestParking, PreferredTimer, PreferredBrightness,
              NavigateToProvider, SaveSenderAsRole, SaveCodeFromText, ForgetOldAddress,
              UpdateWorkAddress, FollowUpFromNote, CancelGiftOrder)
+
+# (oracle actions, dependent lookups) per template, measured by
+# devices.suite.templates._profile.measure; the family tests re-measure them.
+declare(TEMPLATES, {
+    "mem_text_relation": (3, 2),
+    "mem_email_relation": (3, 2),
+    "mem_relation_phone": (3, 2),
+    "mem_star_relation": (3, 2),
+    "mem_share_photo_relation": (3, 2),
+    "mem_invite_relation": (3, 2),
+    "mem_reply_relation_email": (4, 3),
+    "mem_home_checkout": (2, 1),
+    "mem_usual_order": (3, 2),
+    "mem_weekday_alarm": (2, 1),
+    "mem_weekend_alarm": (2, 1),
+    "mem_locker_code": (2, 1),
+    "mem_latest_parking": (2, 1),
+    "mem_preferred_timer": (2, 1),
+    "mem_preferred_brightness": (2, 1),
+    "mem_navigate_provider": (3, 2),
+    "mem_save_sender_role": (2, 1),
+    "mem_save_code_from_text": (2, 1),
+    "mem_forget_old_address": (2, 1),
+    "mem_update_work_address": (2, 1),
+    "mem_follow_up_from_note": (2, 1),
+    "mem_cancel_gift_order": (4, 3),
+})

@@ -21,10 +21,8 @@ from devices.suite.templates._hkit import (
     ALBUMS,
     CITIES,
     DIM_LEVELS,
-    FOCUS_MINUTES,
     LEVELS,
     LISTS,
-    NAP_MINUTES,
     PHRASES,
     PLACES,
     PRODUCTS,
@@ -37,18 +35,20 @@ from devices.suite.templates._hkit import (
     TOPICS,
     World,
     derived_parameters,
+    memory_value,
     rid,
     row_where,
     rows_of,
 )
 from devices.suite.templates._kit import call, finish
-from schemas.actions import UseSkill
+from devices.suite.templates._profile import declare
+from schemas.actions import MemoryRead, UseSkill
 
 __all__ = ["TEMPLATES"]
 
 COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
 MEETING_APPS = ("calendar", "contacts", "messages", "email")
-DEVICE_APPS = ("settings", "clock")
+DEVICE_APPS = ("settings", "clock", "calendar")
 NOTE_APPS = ("notes", "email", "messages", "contacts")
 
 
@@ -58,7 +58,6 @@ class _Skill(Template):
 
     family = "skills"
     checker = "skill"
-    tier = "medium"
     skill: ClassVar[str]
 
     @property
@@ -173,18 +172,40 @@ class MeetingByEmail(_Meeting):
 class BlockTime(_Meeting):
     name = "skill_block_time"
     skill = "block_time"
-    tier = "easy"
-    goal_template = ("Hold {date}, {start}-{end}, in my diary for '{title}'. It's just for me: "
-                     "don't invite anyone.")
+    goal_template = ("Right after my '{anchor}' on {date}, hold an hour in my diary for '{title}'. "
+                     "It's just for me: don't invite anyone.")
+    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "anchor": TITLES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        title, anchor = TITLES.sample(rng, split, 2)
+        day = rng.randint(16, 26)
+        return {**self.people(rng, split), "title": title, "anchor": anchor,
+                "date": f"2026-01-{day:02d}", "_other_date": f"2026-01-{day + 1:02d}",
+                "_end": rng.randrange(9 * 60, 16 * 60, 15)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        events = [_event(rng, p["anchor"], p["date"], p["_end"] - 45, 45),
+                  _event(rng, p["anchor"], p["_other_date"], p["_end"] - 90, 45)]
+        rng.shuffle(events)
+        return {**super().initial_state(p, rng), "calendar": {"events": events}}
+
+    def block(self, p: dict[str, Any]) -> dict[str, str]:
+        return {"title": p["title"], "start": f"{p['date']}T{_hhmm(p['_end'])}",
+                "end": f"{p['date']}T{_hhmm(p['_end'] + 60)}"}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return self.span(p)
+        return self.block(p)
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("calendar", "events", {**self.span(p), "attendees": []})]
+        return [Add("calendar", "events", {**self.block(p), "attendees": []})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.span(p))
+        yield call("calendar.search", query=p["anchor"])
+        end = next(r["end"] for r in rows_of(observe()) if r["title"] == p["anchor"]
+                   and r["start"].startswith(p["date"]))
+        finish_at = _minutes(end[11:]) + 60
+        yield UseSkill(skill=self.skill, arguments={
+            "title": p["title"], "start": end, "end": f"{p['date']}T{_hhmm(finish_at)}"})
         yield finish()
 
 
@@ -192,36 +213,78 @@ class BlockTime(_Meeting):
 
 class _Device(_Skill):
     apps = DEVICE_APPS
-    tier = "easy"
     start_settings: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"settings": {"volume_ring": p["_volume"], **self.start_settings}}
+        return {"settings": {"volume_ring": p["_volume"], "brightness": p["_brightness"],
+                             **self.start_settings}}
 
     def world(self, rng: random.Random) -> dict[str, Any]:
         """Private parameters that vary the phone each instance starts from."""
-        return {"_volume": rng.randint(1, 7)}
+        return {"_volume": rng.randint(1, 7), "_brightness": rng.randrange(30, 100, 2)}
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
         yield finish()
 
 
+def _hhmm(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _minutes(hhmm: str) -> int:
+    hour, minute = hhmm.split(":")
+    return int(hour) * 60 + int(minute)
+
+
+def _event(rng: random.Random, title: str, date: str, start: int, length: int) -> dict[str, Any]:
+    return {"id": rid(rng, "ev"), "title": title, "start": f"{date}T{_hhmm(start)}",
+            "end": f"{date}T{_hhmm(start + length)}", "location": "", "attendees": [],
+            "notes": ""}
+
+
+TODAY = "2026-01-01"  # the phone's clock starts at 2026-01-01T08:00 in every instance
+NOW = 8 * 60
+
+
 class Bedtime(_Device):
     name = "skill_bedtime"
     skill = "bedtime_mode"
-    goal_template = "Get the phone ready for the night and wake me at {time}."
-    pools = MappingProxyType({"time": TIMES})
+    goal_template = ("Get the phone ready for the night. I want to be up an hour before my first "
+                     "event on {date}.")
+    pools = MappingProxyType({"_first": TITLES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"time": TIMES.pick(rng, split), **self.world(rng)}
+        first, *others = TITLES.sample(rng, split, 3)
+        starts = sorted(rng.sample(range(7 * 60, 12 * 60, 15), 3))
+        return {"date": f"2026-01-{rng.randint(16, 27):02d}", "_first": first,
+                "_others": others, "_starts": starts, "_early": rng.randrange(5 * 60, 7 * 60, 15),
+                **self.world(rng)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        day_before = f"2026-01-{int(p['date'][-2:]) - 1:02d}"
+        events = [_event(rng, title, p["date"], start, 45) for title, start in
+                  zip((p["_first"], *p["_others"]), p["_starts"], strict=True)]
+        events.append(_event(rng, p["_others"][0], day_before, p["_early"], 30))
+        rng.shuffle(events)
+        return {**super().initial_state(p, rng), "calendar": {"events": events}}
+
+    def wake(self, p: dict[str, Any]) -> str:
+        return _hhmm(p["_starts"][0] - 60)
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"wake_time": p["time"]}
+        return {"wake_time": self.wake(p)}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("do_not_disturb", True), Setting("dark_mode", True),
-                Add("clock", "alarms", {"time": p["time"], "label": "Wake up"})]
+                Add("clock", "alarms", {"time": self.wake(p), "label": "Wake up"})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield call("calendar.list_events", date=p["date"])
+        first = min(r["start"] for r in rows_of(observe()) if r["start"].startswith(p["date"]))
+        yield UseSkill(skill=self.skill,
+                       arguments={"wake_time": _hhmm(_minutes(first[11:]) - 60)})
+        yield finish()
 
 
 class BedtimeDimmed(Bedtime):
@@ -235,40 +298,79 @@ class BedtimeDimmed(Bedtime):
         return {"time": TIMES.pick(rng, split), "level": DIM_LEVELS.pick(rng, split),
                 **self.world(rng)}
 
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        return _Device.initial_state(self, p, rng)
+
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"wake_time": p["time"], "brightness": p["level"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [*super().changes(p, before), Setting("brightness", p["level"])]
+        return [Setting("do_not_disturb", True), Setting("dark_mode", True),
+                Add("clock", "alarms", {"time": p["time"], "label": "Wake up"}),
+                Setting("brightness", p["level"])]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        return _Device.oracle(self, p, observe)
 
 
-class Nap(_Device):
-    name = "skill_nap"
-    skill = "nap_mode"
-    goal_template = "I'm having a {minutes}-minute nap. Keep the phone quiet until it's over."
-    pools = MappingProxyType({"minutes": NAP_MINUTES})
+class _Until(_Device):
+    """A routine that lasts until a calendar event today (a same-titled one is tomorrow)."""
+
+    pools = MappingProxyType({"title": TITLES})
+    label: ClassVar[str]
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": NAP_MINUTES.pick(rng, split), **self.world(rng)}
+        title, other = TITLES.sample(rng, split, 2)
+        return {"title": title, "_other": other, "_in": rng.randrange(25, 180, 5),
+                "_tomorrow": rng.randrange(9 * 60, 17 * 60, 15), **self.world(rng)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        events = [_event(rng, p["title"], TODAY, NOW + p["_in"], 30),
+                  _event(rng, p["title"], "2026-01-02", p["_tomorrow"], 30),
+                  _event(rng, p["_other"], TODAY, NOW + p["_in"] + 60, 30)]
+        rng.shuffle(events)
+        return {**super().initial_state(p, rng), "calendar": {"events": events}}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"minutes": p["minutes"]}
+        return {"minutes": p["_in"]}
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield call("clock.now")
+        now = observe().result.value["now"]
+        yield call("calendar.search", query=p["title"])
+        start = next(r["start"] for r in rows_of(observe())
+                     if r["title"] == p["title"] and r["start"][:10] == now[:10])
+        minutes = _minutes(start[11:]) - _minutes(now[11:])
+        yield UseSkill(skill=self.skill, arguments={"minutes": minutes})
+        yield finish()
+
+
+class Nap(_Until):
+    name = "skill_nap"
+    skill = "nap_mode"
+    goal_template = "I'll nap until my '{title}' today. Keep the phone quiet till then."
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("do_not_disturb", True),
-                Add("clock", "timers", {"seconds": p["minutes"] * 60, "label": "Nap"})]
+                Add("clock", "timers", {"seconds": p["_in"] * 60, "label": "Nap"})]
 
 
 class Morning(_Device):
     name = "skill_morning"
     skill = "morning_mode"
-    goal_template = "Good morning! Set the phone up for the day with the screen at {level}%."
+    goal_template = "Good morning! Set the phone up for the day, at my usual daytime brightness."
     pools = MappingProxyType({"level": LEVELS})
-    start_settings = MappingProxyType({"do_not_disturb": True, "dark_mode": True,
-                                      "brightness": 10})
+    start_settings = MappingProxyType({"do_not_disturb": True, "dark_mode": True})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"level": LEVELS.pick(rng, split), **self.world(rng)}
+        level, night = rng.sample(list(LEVELS.values(split)), 2)
+        return {"level": level, "_night": night, **self.world(rng)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        state = super().initial_state(p, rng)
+        state["settings"]["brightness"] = 10
+        return {**state, "memory": {"brightness_daytime": p["level"],
+                                    "brightness_night": p["_night"]}}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"brightness": p["level"]}
@@ -277,40 +379,49 @@ class Morning(_Device):
         return [Setting("do_not_disturb", False), Setting("dark_mode", False),
                 Setting("brightness", p["level"])]
 
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield MemoryRead(query="daytime brightness")
+        level = memory_value(observe(), "brightness_daytime")
+        yield UseSkill(skill=self.skill, arguments={"brightness": int(level)})
+        yield finish()
 
-class Focus(_Device):
+
+class Focus(_Until):
     name = "skill_focus"
     skill = "focus_mode"
-    goal_template = "I need {minutes} minutes of deep work. Silence the phone completely."
-    pools = MappingProxyType({"minutes": FOCUS_MINUTES})
-
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": FOCUS_MINUTES.pick(rng, split), **self.world(rng)}
-
-    def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"minutes": p["minutes"]}
+    goal_template = ("Deep work until my '{title}' today: silence the phone completely until it "
+                     "starts.")
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("do_not_disturb", True), Setting("volume_ring", 0),
-                Add("clock", "timers", {"seconds": p["minutes"] * 60, "label": "Focus"})]
+                Add("clock", "timers", {"seconds": p["_in"] * 60, "label": "Focus"})]
 
 
-class MeetingMode(_Device):
+class MeetingMode(_Until):
     name = "skill_meeting_mode"
     skill = "meeting_mode"
+    goal_template = ("I'm walking into '{title}' now. Mute the ringer for as long as it is "
+                     "scheduled today, but leave do-not-disturb as it is.")
     test_only = True
-    goal_template = ("I'm walking into a {minutes}-minute meeting. Mute the ringer for it, but "
-                     "leave do-not-disturb as it is.")
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": rng.choice((20, 30, 45, 60, 75)), **self.world(rng)}
-
-    def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"minutes": p["minutes"]}
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        events = [_event(rng, p["title"], TODAY, NOW, p["_in"]),
+                  _event(rng, p["title"], "2026-01-02", p["_tomorrow"], p["_in"] + 30),
+                  _event(rng, p["_other"], TODAY, NOW + p["_in"], 45)]
+        rng.shuffle(events)
+        return {**_Device.initial_state(self, p, rng), "calendar": {"events": events}}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("volume_ring", 0),
-                Add("clock", "timers", {"seconds": p["minutes"] * 60, "label": "Meeting"})]
+                Add("clock", "timers", {"seconds": p["_in"] * 60, "label": "Meeting"})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield call("calendar.search", query=p["title"])
+        event = next(r for r in rows_of(observe())
+                     if r["title"] == p["title"] and r["start"].startswith(TODAY))
+        minutes = _minutes(event["end"][11:]) - _minutes(event["start"][11:])
+        yield UseSkill(skill=self.skill, arguments={"minutes": minutes})
+        yield finish()
 
 
 class Travel(_Device):
@@ -358,7 +469,6 @@ class Privacy(Travel):
 
 class _Photo(_WithContact):
     apps = ("files", "contacts", "messages")
-    tier = "hard"
     pools = MappingProxyType({"surname": SURNAMES, "album": ALBUMS, "tag": TAGS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -625,51 +735,74 @@ class NoteAndText(_Note):
 
 
 class _NewContact(_Skill):
+    """Someone new texted me to introduce themselves; another newcomer texted about something
+    else. Their name and number are only in their message."""
+
     apps = ("contacts", "messages")
-    tier = "easy"
-    pools = MappingProxyType({"surname": SURNAMES, "message": PHRASES})
+    pools = MappingProxyType({"_surname": SURNAMES, "topic": TOPICS, "message": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
-        name = world.person()
-        return {"name": name, "surname": name.split()[1], "phone": world.phone(),
-                "message": PHRASES.pick(rng, split)}
+        name, other = world.person(), world.person()
+        topic, other_topic = TOPICS.sample(rng, split, 2)
+        return {"topic": topic, "message": PHRASES.pick(rng, split), "_name": name,
+                "_surname": name.split()[1], "_phone": world.phone(), "_other": other,
+                "_other_topic": other_topic, "_other_phone": world.phone()}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        rows = [{"id": rid(rng, "msg"), "contact": phone, "phone": phone, "direction": "in",
+                 "body": f"Hi, it's {name} about the {topic}. This is my number.",
+                 "sent_at": f"2025-12-{day}T17:00", "read": False}
+                for name, phone, topic, day in ((p["_name"], p["_phone"], p["topic"], 27),
+                                                (p["_other"], p["_other_phone"],
+                                                 p["_other_topic"], 28))]
+        return {"messages": {"messages": rows}}
+
+    def newcomer(self, p: dict[str, Any], observe: Observe) -> Any:
+        yield call("messages.search", query=p["topic"])
+        row = next(r for r in rows_of(observe()) if r["direction"] == "in"
+                   and f"about the {p['topic']}" in r["body"])
+        return row["body"].split("it's ", 1)[1].split(" about", 1)[0], row["phone"]
 
 
 class Welcome(_NewContact):
     name = "skill_welcome_contact"
     skill = "welcome_contact"
-    goal_template = ("Add {name} ({phone}) to my favourite contacts and text them "
-                     "\"{message}\".")
+    goal_template = ("Whoever texted me about the {topic}: add them to my favourite contacts under "
+                     "their full name and text them \"{message}\".")
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"name": p["name"], "phone": p["phone"], "message": p["message"]}
+        return {"name": p["_name"], "phone": p["_phone"], "message": p["message"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("contacts", "contacts", {"name": p["name"], "phone": p["phone"],
+        return [Add("contacts", "contacts", {"name": p["_name"], "phone": p["_phone"],
                                              "starred": True}),
-                Add("messages", "messages", {"phone": p["phone"], "body": p["message"]})]
+                Add("messages", "messages", {"phone": p["_phone"], "body": p["message"]})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
+        name, phone = yield from self.newcomer(p, observe)
+        yield UseSkill(skill=self.skill, arguments={"name": name, "phone": phone,
+                                                    "message": p["message"]})
         yield finish()
 
 
 class QuietAdd(_NewContact):
     name = "skill_add_contact_quietly"
     skill = "add_contact_quietly"
-    goal_template = "Add {name} ({phone}) to my favourite contacts. Don't message them."
+    goal_template = ("Whoever texted me about the {topic}: add them to my favourite contacts under "
+                     "their full name. Don't message them.")
     test_only = True
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"name": p["name"], "phone": p["phone"]}
+        return {"name": p["_name"], "phone": p["_phone"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [Add("contacts", "contacts", {"name": p["name"], "phone": p["phone"],
+        return [Add("contacts", "contacts", {"name": p["_name"], "phone": p["_phone"],
                                              "starred": True})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
+        name, phone = yield from self.newcomer(p, observe)
+        yield UseSkill(skill=self.skill, arguments={"name": name, "phone": phone})
         yield finish()
 
 
@@ -682,15 +815,16 @@ class _Reply(_Skill):
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         topic, other = TOPICS.sample(rng, split, 2)
         return {"topic": topic, "other": other, "body": PHRASES.pick(rng, split),
-                "_folder": "archive"}
+                "_folder": "archive", "_day": rng.randint(10, 27)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rows = [{"id": rid(rng, "em"), "folder": "inbox", "sender": sender,
                  "to": ["me@example.com"], "subject": f"About the {topic}",
                  "body": f"Some questions about the {topic}.", "received_at": when,
                  "read": False, "starred": False}
-                for topic, sender, when in ((p["topic"], "office@firm.test", "2025-12-28T10:00"),
-                                            (p["other"], "info@club.test", "2025-12-29T10:00"))]
+                for topic, sender, when in (
+                    (p["topic"], "office@firm.test", f"2025-12-{p['_day']:02d}T10:00"),
+                    (p["other"], "info@club.test", f"2025-12-{p['_day'] + 1:02d}T10:00"))]
         rng.shuffle(rows)
         return {"email": {"emails": rows}}
 
@@ -750,3 +884,32 @@ TEMPLATES = (ScheduleMeeting, MeetingByEmail, BlockTime, Bedtime, BedtimeDimmed,
              Focus, MeetingMode, Travel, Landing, Privacy, SharePhoto, ArchivePhoto,
              QuickReorder, StockUp, SaveAndGo, Bookmark, NoteAndEmail, NoteAndText, Welcome,
              QuietAdd, ReplyAndFile, ReplyOnly)
+
+# (oracle actions, dependent lookups) per template, measured by
+# devices.suite.templates._profile.measure; the family tests re-measure them.
+declare(TEMPLATES, {
+    "skill_schedule_meeting": (2, 1),
+    "skill_meeting_by_email": (2, 1),
+    "skill_block_time": (2, 1),
+    "skill_bedtime": (2, 1),
+    "skill_bedtime_dimmed": (1, 0),
+    "skill_nap": (3, 2),
+    "skill_morning": (2, 1),
+    "skill_focus": (3, 2),
+    "skill_meeting_mode": (2, 1),
+    "skill_travel": (1, 0),
+    "skill_landing": (1, 0),
+    "skill_privacy": (1, 0),
+    "skill_share_photo": (3, 2),
+    "skill_archive_photo": (2, 1),
+    "skill_quick_reorder": (2, 1),
+    "skill_stock_up": (2, 1),
+    "skill_save_and_go": (2, 1),
+    "skill_bookmark_place": (2, 1),
+    "skill_note_and_email": (2, 1),
+    "skill_note_and_text": (2, 1),
+    "skill_welcome_contact": (2, 1),
+    "skill_add_contact_quietly": (2, 1),
+    "skill_reply_and_file": (2, 1),
+    "skill_reply_only": (2, 1),
+})

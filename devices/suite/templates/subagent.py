@@ -36,6 +36,7 @@ from devices.suite.templates._hkit import (
     row_where,
 )
 from devices.suite.templates._kit import finish
+from devices.suite.templates._profile import declare
 from schemas.actions import Delegate, MemoryRead
 
 __all__ = ["TEMPLATES", "DoneBy"]
@@ -102,7 +103,6 @@ def results(observe: Observe) -> list[Any]:
 class _Team(Template):
     family = "subagent"
     checker = "collaboration"
-    tier = "hard"
     apps = ALL_HELPER_APPS
 
     @property
@@ -279,7 +279,6 @@ class MeetingViaScheduler(_WithContact):
     name = "sa_meeting_via_scheduler"
     goal_template = ("Get '{title}' with {first} from {company} into my calendar on {date}, "
                      "{start}-{end}, with them as the guest. One helper can do all of it.")
-    tier = "medium"
     pools = MappingProxyType({"title": TITLES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -311,7 +310,6 @@ class NoteToSetting(_Team):
     name = "sa_note_to_setting"
     test_only = True
     goal_template = "Set the screen brightness to the level I wrote in my '{title}' note."
-    tier = "medium"
     pools = MappingProxyType({"title": SUBJECTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -418,7 +416,6 @@ class PhotoToContact(_WithContact):
 class CheckoutHome(_Team):
     name = "sa_checkout_home"
     goal_template = "Have my cart ordered and sent to my home address."
-    tier = "medium"
     pools = MappingProxyType({"street": STREETS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -492,7 +489,6 @@ class ParallelErrands(_Team):
     name = "sa_parallel_errands"
     goal_template = ("Two errands: put {quantity} of '{product}' in my cart, and save {place} to "
                      "my '{list}' list.")
-    tier = "medium"
     pools = MappingProxyType({"product": PRODUCTS, "place": PLACES, "list": LISTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -532,7 +528,6 @@ class ParallelErrands(_Team):
 class AlarmBeforeEvent(_Team):
     name = "sa_alarm_before_event"
     goal_template = "Set an alarm one hour before my '{title}' starts."
-    tier = "medium"
     test_only = True
     pools = MappingProxyType({"title": TITLES})
 
@@ -566,3 +561,19 @@ class AlarmBeforeEvent(_Team):
 TEMPLATES = (PlaceToFriend, CheaperToNote, EmailToEvent, MeetingViaScheduler, NoteToSetting,
              EtaToText, PhotoToContact, CheckoutHome, LatestSubjectToNote, ParallelErrands,
              AlarmBeforeEvent)
+
+# (oracle actions, dependent lookups) per template, measured by
+# devices.suite.templates._profile.measure; the family tests re-measure them.
+declare(TEMPLATES, {
+    "sa_place_to_friend": (3, 2),
+    "sa_cheaper_to_note": (2, 1),
+    "sa_email_to_event": (2, 1),
+    "sa_meeting_via_scheduler": (2, 1),
+    "sa_note_to_setting": (2, 1),
+    "sa_eta_to_text": (3, 2),
+    "sa_photo_to_contact": (3, 2),
+    "sa_checkout_home": (2, 1),
+    "sa_latest_subject_to_note": (3, 2),
+    "sa_parallel_errands": (4, 2),
+    "sa_alarm_before_event": (2, 1),
+})

@@ -1,7 +1,10 @@
 """The harness around a device: planner actions run here, device actions there; memory with
-retrieval and forgetting; skills using earlier results; final state; context under a budget."""
+retrieval and forgetting; skills using earlier results; sub-agents running plans or their own
+policy; final state; context under a budget."""
 
 from __future__ import annotations
+
+from typing import Any, ClassVar
 
 from devices.harness.context import count_tokens
 from devices.harness.harness import Harness
@@ -143,3 +146,62 @@ def test_context_keeps_goal_and_newest_step_under_the_budget() -> None:
     small = harness.context(budget_tokens=120)
     assert count_tokens(small) <= 120 and "Ship the parcel" in small and "memory_read" in small
     assert len(small) < len(full)
+
+
+class _Helper:
+    """A sub-agent policy: records what it was told, calls tools from its catalogue, answers."""
+
+    seen: ClassVar[list[tuple[str, list[str]]]] = []
+
+    def __init__(self, agent: str, script: list[Any]) -> None:
+        self.name, self.script = agent, list(script)
+
+    def begin(self, goal: str, catalogue: Any) -> None:
+        _Helper.seen.append((goal, [t.name for t in catalogue.tools]))
+
+    def next_action(self, observation: Any) -> Any:
+        if observation.result is not None and observation.result.ok and not self.script:
+            return Answer(text=str(observation.result.value["id"]))
+        return self.script.pop(0) if self.script else Answer(text="nothing found")
+
+
+def test_a_sub_agent_can_run_its_own_policy_with_its_own_context_and_tools() -> None:
+    script = [ToolCall(name="messages.send", arguments={"contact": "Bob Martinez", "body": "x"}),
+              ToolCall(name="clock.set_alarm", arguments={"time": "06:10"})]
+    harness = Harness(SimPhone(), subagent_policy=lambda agent: _Helper(agent, script))
+    harness.reset(make_task())
+    _Helper.seen.clear()
+    obs = harness.act(Delegate(agent="scheduler", instruction="Wake me early.",
+                               arguments={"context": {"time": "06:10"}}))
+    assert obs.result.ok and obs.step == 1
+    goal, tools = _Helper.seen[0]
+    assert "Wake me early." in goal and '"06:10"' in goal
+    assert tools and all(t.split(".")[0] in ("calendar", "clock", "contacts") for t in tools)
+    value = obs.result.value
+    assert [r["ok"] for r in value["results"]] == [False, True]
+    alarm_id = value["results"][1]["value"]["id"]
+    assert value["answer"] == alarm_id and harness.device.state.row("clock", "alarms", alarm_id)
+    log = harness.final_state()["log"]
+    assert [(e["kind"], e["name"], e["agent"], e["ok"]) for e in log] == [
+        ("delegate", "scheduler", "main", True),
+        ("tool_call", "messages.send", "scheduler", False),
+        ("tool_call", "clock.set_alarm", "scheduler", True)]
+    assert not any(m["body"] == "x" for m in harness.device.state.rows("messages", "messages"))
+
+
+def test_a_sub_agent_that_never_answers_fails_the_delegation() -> None:
+    class Stalling:
+        name = "stall"
+
+        def begin(self, goal: str, catalogue: Any) -> None: ...
+
+        def next_action(self, observation: Any) -> Any:
+            return ToolCall(name="clock.list_alarms")
+
+    spec = HarnessSpec.default()
+    harness = Harness(SimPhone(), spec, subagent_policy=lambda agent: Stalling())
+    harness.reset(make_task())
+    obs = harness.act(Delegate(agent="scheduler", instruction="loop"))
+    assert obs.result.error.code == "timeout"
+    assert len(obs.result.value["results"]) == spec.delegation.max_steps
+    assert harness.final_state()["log"][0]["ok"] is False

@@ -72,3 +72,12 @@ def test_suite_stats_json_prints_what_the_issue_lists() -> None:
     assert set(data["per_family"]) == {"tool", "memory", "skills", "subagent"}
     assert set(data["per_tier"]) == {"easy", "medium", "hard"}
     assert all({"templates", "mean_oracle_actions"} <= set(v) for v in data["per_tier"].values())
+
+
+def test_suite_eval_reports_tiers_separately() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "oracle", "--split", "test", "--n", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["tiers"] == {"easy": 1.0, "hard": 1.0, "medium": 1.0}
+    assert set(data["template_tiers"]) == set(data["template_scores"])
+    assert all(v == 1.0 for v in data["template_progress"].values())

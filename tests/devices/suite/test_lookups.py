@@ -53,8 +53,8 @@ def test_gui_templates_change_or_read_what_no_tool_reaches() -> None:
     assert not {"liked", "rating", "reference"} & accepted
     phone = SimPhone()
     for template in gui:
-        _, score, _ = oracle_run(phone, template, template.splits()[0], 0, 0)
-        assert score == 1.0 and any(e.kind == "gui" and e.ok for e in phone.state.log), template.name
+        _, score, _, final = oracle_run(phone, template, template.splits()[0], 0, 0)
+        assert score == 1.0 and any(e["kind"] == "gui" and e["ok"] for e in final["log"]), template.name
 
 
 def test_the_bank_reference_is_on_screen_only() -> None:
