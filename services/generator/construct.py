@@ -153,7 +153,10 @@ def verify(candidate: Candidate, harness: Any) -> str | None:
         return f"its initial state does not load ({error})"
     if untouched != 0.0:
         return f"the untouched state already scores {untouched:.2f}"
-    _, solved = oracle_actions(task, harness)
+    try:
+        _, solved = oracle_actions(task, harness)
+    except (LookupError, ValueError, RuntimeError) as error:  # e.g. two parts' rows collide
+        return f"the oracle fails on it ({type(error).__name__}: {error})"
     if solved != 1.0:
         return f"the oracle reaches only {solved:.2f}"
     return None
