@@ -62,10 +62,14 @@ class CuratorState:
     weights: dict[str, float] = field(default_factory=dict)
     snapshots: tuple[str, ...] = ()
     counts: Counter[str] = field(default_factory=Counter)
+    #: episode ids whose failure becomes a correction (oracle continuation), not a demonstration
+    corrections: frozenset[str] = frozenset()
 
     @property
     def admitted_rows(self) -> int:
-        return sum(len(self.episodes[e][0].steps) for e in self.admitted)
+        """Demonstration rows admitted (corrections are added on top, see snapshot.py)."""
+        return sum(len(self.episodes[e][0].steps) for e in self.admitted
+                   if e not in self.corrections)
 
     @property
     def review_queue(self) -> int:
@@ -100,8 +104,9 @@ def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> Cura
         return _assess(state, event.episode_id)
     if isinstance(event, FailureTraced):
         key = "failure:" + ("environment_fault" if event.environment_fault else event.category)
-        return replace(state, failures={**state.failures, event.episode_id: event},
-                       counts=_count(state, key))
+        state = replace(state, failures={**state.failures, event.episode_id: event},
+                        counts=_count(state, key))
+        return _assess(state, event.episode_id)
     if isinstance(event, ReviewRequested):
         status = dict(state.status)
         for episode_id in event.subject_ids:
@@ -162,7 +167,15 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
     elif verdict.environment_fault:
         reason = "environment_fault"
     elif not verdict.passed:
-        reason = "failed"
+        failure = state.failures.get(episode_id)
+        if failure is None:
+            return state  # its failure trace decides: wait for it
+        if failure.step_index is None or failure.environment_fault:
+            reason = "failed"
+        else:  # a first wrong step: the oracle may continue from there (a correction)
+            status[episode_id] = "candidate"
+            return replace(state, status=status, corrections=state.corrections | {episode_id},
+                           counts=_count(state, "correction_candidates"))
     else:
         reason = None
     if reason is None:
@@ -196,12 +209,17 @@ def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list
         episode = after.episodes[episode_id][0]
         verdict = after.verdicts[episode_id][0]
         task = after.tasks[episode.task_id][0]
+        if episode_id in after.corrections:
+            failure = after.failures[episode_id]
+            summary = (f"correction of {slice_of(task)}: {episode.policy} went wrong at step "
+                       f"{failure.step_index} ({failure.category}); the oracle continues")
+        else:
+            summary = (f"{slice_of(task)}: {len(episode.steps)} steps by {episode.policy}, "
+                       f"verified score {verdict.score:.2f}")
         request = ReviewRequested(
             event_id=derived_id("review.requested", episode_id),
             review_id=derived_id("review", episode_id)[:24], subject="episode",
-            subject_ids=[episode_id], score=verdict.score,
-            summary=f"{slice_of(task)}: {len(episode.steps)} steps by {episode.policy}, "
-                    f"verified score {verdict.score:.2f}",
+            subject_ids=[episode_id], score=verdict.score, summary=summary,
             source=SOURCE, correlation_id=episode.correlation_id, causation_id=verdict.event_id)
         out.append(request)
         if policy.decides_requests:

@@ -19,6 +19,7 @@ from schemas.observations import Observation
 __all__ = [
     "CONTEXT_VERSION",
     "action_json",
+    "correction_pairs",
     "harness_pairs",
     "render_observation",
     "training_pairs",
@@ -95,3 +96,33 @@ def harness_pairs(task: Any, steps: list[Step], harness: Any) -> list[tuple[str,
                            getattr(task, "task_id", "?"), step.index)
             return None
     return pairs
+
+
+def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: Any,
+                     ) -> tuple[int, list[tuple[str, str]]] | None:
+    """The oracle's continuation from the failing state as (context, action) pairs, and the
+    step it starts at: first after the wrong step (teaching recovery), else instead of it.
+    None when the oracle cannot finish the task from either state."""
+    from services.dataflow.tasks import ScriptedOracle, score_final_state
+
+    for start in (first_wrong + 1, first_wrong):
+        if start > len(steps) or (start > 0 and steps[start - 1].action.action_type == "finish"):
+            continue
+        observation = harness.reset(task)
+        for step in steps[:start]:
+            observation = harness.act(step.action)
+        oracle = ScriptedOracle()
+        oracle.prepare(task)
+        oracle.begin(task.goal, harness.catalogue())
+        pairs: list[tuple[str, str]] = []
+        try:
+            while start + len(pairs) < task.max_steps and not observation.done:
+                context = harness.context()
+                action = oracle.next_action(observation)
+                pairs.append((context, action_json(action)))
+                observation = harness.act(action)
+        except (LookupError, ValueError, RuntimeError):
+            continue  # the state misleads the oracle: no continuation from here
+        if pairs and score_final_state(task, harness.final_state()) >= 1.0:
+            return start, pairs
+    return None

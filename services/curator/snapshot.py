@@ -6,7 +6,7 @@ trajectory; the trainer's SFT reads `prompt` and `completion`):
 | column | type | meaning |
 |---|---|---|
 | example_id | string | `<episode_id>:<step>` (unique) |
-| kind | string | `demonstration` (an admitted trajectory's step) |
+| kind | string | `demonstration` (an admitted trajectory's step) or `correction` (the oracle's continuation from a failed episode's first wrong step; `policy` then reads `oracle after <policy>`) |
 | prompt | string | the context the policy saw before the step: `Harness.context()` replayed (goal, playbook, memory, catalogue, recent steps), see `context_version` |
 | completion | string | the action taken, canonical JSON (the training target) |
 | step_index, steps_in_episode | int32 | position in the trajectory |
@@ -42,7 +42,12 @@ from devices.suite.registry import UnknownTemplate, get_template
 from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.decide import CuratorState, Source, slice_of
-from services.curator.examples import CONTEXT_VERSION, harness_pairs, training_pairs
+from services.curator.examples import (
+    CONTEXT_VERSION,
+    correction_pairs,
+    harness_pairs,
+    training_pairs,
+)
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
@@ -84,6 +89,8 @@ def choose_episodes(state: CuratorState, target_rows: int) -> list[str]:
     below its share, until `target_rows` rows (all admitted episodes when fewer)."""
     by_slice: dict[str, list[str]] = {}
     for episode_id in state.admitted:
+        if episode_id in state.corrections:
+            continue  # corrections ride along (build_rows), they do not fill the target
         task = state.tasks[state.episodes[episode_id][0].task_id][0]
         by_slice.setdefault(slice_of(task), []).append(episode_id)
     weights = {k: state.weights.get(k, 0.0) for k in by_slice}
@@ -117,10 +124,11 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
     harness version; otherwise the plain rendering of services.curator.examples."""
     rows = []
     for episode_id in episode_ids:
-        episode, episode_source = state.episodes[episode_id]
-        verdict, verdict_source = state.verdicts[episode_id]
-        task, task_source = state.tasks[episode.task_id]
-        admission, decision_source = state.admitted[episode_id]
+        episode = state.episodes[episode_id][0]
+        task = state.tasks[episode.task_id][0]
+        if episode_id in state.corrections:
+            rows.extend(_correction_rows(state, episode_id, admission_policy, harness))
+            continue
         pairs, context_version = None, CONTEXT_VERSION
         if harness is not None and episode.harness == harness.version:
             pairs = harness_pairs(instance_of(task), episode.steps, harness)
@@ -128,21 +136,50 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
         if pairs is None:
             pairs, context_version = training_pairs(task.goal, episode.steps), CONTEXT_VERSION
         for step, (prompt, completion) in zip(episode.steps, pairs):
-            rows.append({
-                "example_id": f"{episode_id}:{step.index}", "kind": "demonstration",
-                "prompt": prompt, "completion": completion, "step_index": step.index,
-                "steps_in_episode": len(episode.steps), "action_type": step.action.action_type,
-                "goal": task.goal, "task_id": task.task_id, "template": task.template,
-                "family": task.family, "tier": task.tier, "split": task.split,
-                "origin": task.origin, "episode_id": episode_id, "policy": episode.policy,
-                "harness": episode.harness, "verifier": verdict.verifier,
-                "verdict_score": verdict.score, "review_id": admission.review_id,
-                "review_decision_id": admission.decision_id,
-                "admission_policy": admission_policy, "context_version": context_version,
-                **_lineage("task", task_source), **_lineage("episode", episode_source),
-                **_lineage("verdict", verdict_source), **_lineage("decision", decision_source),
-            })
+            rows.append(_row(state, episode_id, "demonstration", f"{episode_id}:{step.index}",
+                             step.index, prompt, completion, step.action.action_type,
+                             admission_policy, context_version))
     return rows
+
+
+def _row(state: CuratorState, episode_id: str, kind: str, example_id: str, step_index: int,
+         prompt: str, completion: str, action_type: str, admission_policy: str,
+         context_version: str) -> dict[str, Any]:
+    episode, episode_source = state.episodes[episode_id]
+    verdict, verdict_source = state.verdicts[episode_id]
+    task, task_source = state.tasks[episode.task_id]
+    admission, decision_source = state.admitted[episode_id]
+    return {
+        "example_id": example_id, "kind": kind, "prompt": prompt, "completion": completion,
+        "step_index": step_index, "steps_in_episode": len(episode.steps),
+        "action_type": action_type, "goal": task.goal, "task_id": task.task_id,
+        "template": task.template, "family": task.family, "tier": task.tier,
+        "split": task.split, "origin": task.origin, "episode_id": episode_id,
+        "policy": episode.policy if kind == "demonstration" else f"oracle after {episode.policy}",
+        "harness": episode.harness, "verifier": verdict.verifier,
+        "verdict_score": verdict.score, "review_id": admission.review_id,
+        "review_decision_id": admission.decision_id, "admission_policy": admission_policy,
+        "context_version": context_version,
+        **_lineage("task", task_source), **_lineage("episode", episode_source),
+        **_lineage("verdict", verdict_source), **_lineage("decision", decision_source),
+    }
+
+
+def _correction_rows(state: CuratorState, episode_id: str, admission_policy: str,
+                     harness: Any) -> list[dict[str, Any]]:
+    """The oracle's continuation from the failing state (needs the replay harness)."""
+    episode = state.episodes[episode_id][0]
+    task = state.tasks[episode.task_id][0]
+    failure = state.failures[episode_id]
+    if harness is None or failure.step_index is None:
+        return []
+    found = correction_pairs(instance_of(task), episode.steps, failure.step_index, harness)
+    if found is None:
+        return []
+    start, pairs = found
+    return [_row(state, episode_id, "correction", f"{episode_id}:c{start + j}", start + j,
+                 prompt, completion, json.loads(completion)["action_type"], admission_policy,
+                 f"harness/{harness.version}") for j, (prompt, completion) in enumerate(pairs)]
 
 
 def check_train_only(rows: list[dict[str, Any]], instances: dict[str, dict[str, Any]]) -> None:
@@ -186,6 +223,7 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
     """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event.
     Deterministic in the state: a repeat after a crash rewrites the same files and event."""
     chosen = choose_episodes(state, target_rows)
+    chosen += [e for e in state.admitted if e in state.corrections]
     rows = build_rows(state, chosen, admission_policy, harness)
     instances = {state.tasks[t][0].task_id: {"template": state.tasks[t][0].template,
                                              "params": state.tasks[t][0].params,
@@ -213,6 +251,7 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
     counts = {k: v for k, v in sorted(state.counts.items())}
     counts.update({"admitted_episodes": len(state.admitted), "episodes_in_snapshot": len(chosen),
                    "held_back_by_rebalance": len(state.admitted) - len(chosen),
+                   "correction_rows": sum(r["kind"] == "correction" for r in rows),
                    "review_queue": state.review_queue})
     files = {"data.parquet": _sha256(data_path)}
     manifest = {"snapshot_id": snapshot_id, "rows": len(rows), "kind": "sft",

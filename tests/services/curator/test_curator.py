@@ -109,7 +109,8 @@ def test_held_out_environment_fault_failed_and_duplicate_episodes_are_dropped(tm
     assert status[kept] == "admitted"
     assert status[dev] == "dropped:held_out_split"
     assert status[fault] == "dropped:environment_fault"
-    assert status[failed] == "dropped:failed"
+    # A failure with a first wrong step is a correction candidate (the oracle continues).
+    assert failed in pipe.state.corrections and status[failed] == "admitted"
     assert status[duplicate] == "dropped:duplicate"
     counts = pipe.state.counts
     assert counts["dropped:duplicate"] == 1 and counts["failure:environment_fault"] == 1
@@ -202,3 +203,31 @@ def test_snapshots_are_duckdb_views_joined_to_their_lineage(tmp_path: Path) -> N
                        [snap.snapshot_id]).fetchone()[0] == snap.rows
     assert con.execute("SELECT rows FROM snapshots WHERE snapshot_id = ?",
                        [snap.snapshot_id]).fetchone()[0] == snap.rows
+
+
+def test_failures_with_an_oracle_continuation_become_corrections(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, snapshot_examples=2)
+    corrected = []
+    for template in range(12):
+        episode = pipe.run(proposed(i=0, template=template), policy="random")
+        if episode in pipe.state.corrections:
+            corrected.append(episode)
+    pipe.run(proposed(i=1, template=0))  # a demonstration, so a snapshot is due
+    assert corrected, "some random episodes fail at a step the oracle can recover from"
+    assert all(pipe.state.status[e] == "admitted" for e in corrected)
+    rows = pq.read_table(Path(pipe.snapshots[-1].path) / "data.parquet").to_pylist()
+    fixes = [r for r in rows if r["kind"] == "correction"]
+    assert fixes and {r["episode_id"] for r in fixes} <= set(corrected)
+    assert all(r["policy"] == "oracle after random" for r in fixes)
+    assert pipe.snapshots[-1].counts["correction_rows"] == len(fixes)
+    # Each correction's actions solve its task from the failing state.
+    from services.curator.examples import correction_pairs
+    from services.dataflow.tasks import instance_of
+    episode = pipe.state.episodes[fixes[0]["episode_id"]][0]
+    task = instance_of(pipe.state.tasks[episode.task_id][0])
+    start, pairs = correction_pairs(task, episode.steps,
+                                    pipe.state.failures[episode.episode_id].step_index,
+                                    new_harness())
+    mine = [r for r in fixes if r["episode_id"] == episode.episode_id]
+    assert [c for _, c in pairs] == [r["completion"] for r in mine]
+    assert [r["step_index"] for r in mine] == list(range(start, start + len(pairs)))
