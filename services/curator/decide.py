@@ -221,6 +221,13 @@ def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list
             review_id=derived_id("review", episode_id)[:24], subject="episode",
             subject_ids=[episode_id], score=verdict.score, summary=summary,
             source=SOURCE, correlation_id=episode.correlation_id, causation_id=verdict.event_id)
+        annotate = getattr(policy, "annotate", None)
+        if annotate is not None:  # the gate's policy says why a person must look, if one must
+            request = annotate(request, checker=verdict.checker,
+                               environment=episode.environment,
+                               correction=episode_id in after.corrections,
+                               composed=task.origin == "composed",
+                               environment_fault=verdict.environment_fault)
         out.append(request)
         if policy.decides_requests:
             decision = policy.decide_request(request)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from devices.blobs import BlobStore
 from schemas.envelope import Event
+from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
-from services.curator.admission import AdmissionPolicy, AutoAdmission
+from services.curator.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.snapshot import write_snapshot
 from services.dataflow.store import Stored
@@ -34,12 +35,15 @@ class CuratorService:
         self.snapshot_dir = snapshot_dir
         self.blobs = BlobStore(blob_root)
         self.snapshot_examples = snapshot_examples
-        self.policy: AdmissionPolicy = policy or AutoAdmission()
+        self.policy = OncePerEvent(policy or AutoAdmission())
         self.state = CuratorState()
         self.harness = new_harness("curator-replay")
         self._written: set[int] = set()  # snapshot numbers sent, not yet read back
 
     def apply(self, stored: Stored) -> None:
+        if isinstance(stored.event, ReviewRequested):
+            # A stateful policy (the gate's) learns of every request, on restart too.
+            self.policy.decide_request(stored.event)
         self.state = evolve(self.state, stored, self.policy)
 
     def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:

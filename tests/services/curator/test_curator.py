@@ -12,7 +12,7 @@ import pytest
 
 from devices.blobs import BlobStore
 from schemas.reviews import ReviewDecided
-from services.curator.admission import Admission, AutoAdmission, Rejection
+from services.curator.admission import Admission, AutoAdmission, OncePerEvent, Rejection
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.service import CuratorService
 from services.curator.snapshot import COLUMNS, HeldOutLeak, build_rows, check_train_only
@@ -121,7 +121,7 @@ def test_only_decisions_the_policy_verifies_admit_rows(tmp_path: Path) -> None:
     # A policy that never decides by itself: requests wait for a person.
     manual = AutoAdmission()
     manual.decides_requests = False  # type: ignore[misc]
-    pipe.curator.policy = manual
+    pipe.curator.policy = OncePerEvent(manual)
     episode = pipe.run(proposed(i=4))
     assert pipe.state.status[episode] == "review" and pipe.state.review_queue == 1
     review_id = next(iter(pipe.state.reviews))
