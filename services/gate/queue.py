@@ -1,0 +1,297 @@
+"""The gate's read model: review items built by folding the topics it consumes.
+
+`ReviewQueue.apply(event)` folds one event of the tasks, episodes, verdicts, failures and
+reviews topics; it is idempotent (events are deduped on event_id, decisions on decision_id),
+so an at-least-once redelivery or a full re-read after a restart builds the same queue. The
+queue's rules for a new decision are the pure `next_decision`. The fold mutates in place
+(one dict entry per event) rather than copying a state of thousands of trajectories.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from schemas.envelope import Event
+from schemas.episodes import EpisodeEnded
+from schemas.reviews import ReviewDecided, ReviewerThroughput, ReviewRequested
+from schemas.tasks import TaskProposed
+from schemas.verdicts import FailureTraced, VerdictIssued
+from services.gate.stats import Opinion, cohens_kappa, throughput
+
+__all__ = [
+    "DecisionRefused",
+    "Item",
+    "ReviewQueue",
+    "TaskInfo",
+    "next_decision",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Episodes no review asked about (yet) are kept up to this many, oldest dropped first: a
+#: request usually follows its episode within seconds, and 5,000 trajectories of ~50 KiB
+#: are ~250 MiB at most.
+MAX_UNCLAIMED_EPISODES = 5_000
+#: Event ids remembered for dedupe (a redelivery comes within one consumer batch or a
+#: restart's re-read, which starts from scratch).
+MAX_SEEN_IDS = 200_000
+
+Verdict = Literal["passed", "partial", "failed", "pending"]
+Status = Literal["waiting", "approved", "rejected", "needs_changes"]
+
+
+class DecisionRefused(ValueError):
+    """This reviewer may not decide this item now; the message says why, for people."""
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    goal: str
+    template: str
+    family: str
+    tier: int | None
+
+
+@dataclass
+class Item:
+    """One review request and the opinions given on it so far."""
+
+    request: ReviewRequested
+    seq: int
+    opinions: list[ReviewDecided] = field(default_factory=list)
+    opened_at: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def review_id(self) -> str:
+        return self.request.review_id
+
+    @property
+    def final(self) -> ReviewDecided | None:
+        return next((o for o in self.opinions if o.final), None)
+
+    @property
+    def status(self) -> Status:
+        final = self.final
+        return "waiting" if final is None else final.decision
+
+    def reviewers(self) -> set[str]:
+        return {o.reviewer for o in self.opinions}
+
+
+def next_decision(item: Item, reviewer: str, decision: str, reason: str,
+                  approved_ids: Iterable[str] = ()) -> ReviewDecided:
+    """The (unsigned) decision `reviewer` makes on `item`, or DecisionRefused.
+
+    One opinion per reviewer; the item's author may not decide it; a rejection needs a
+    reason. A double review takes two opinions: if they agree the second is final, if they
+    differ a third reviewer's opinion is final. Every opinion keeps its reviewer's own label,
+    so agreement (Cohen's kappa) can be computed from the events alone.
+    """
+    request = item.request
+    if item.final is not None:
+        raise DecisionRefused(f"review {request.review_id} is already decided "
+                              f"({item.final.decision} by {item.final.reviewer})")
+    if request.submitted_by is not None and reviewer == request.submitted_by:
+        raise DecisionRefused(f"{reviewer} wrote this item and may not decide it; another "
+                              "reviewer must")
+    if reviewer in item.reviewers():
+        raise DecisionRefused(f"{reviewer} has already given an opinion on review "
+                              f"{request.review_id}; a second reviewer must decide it")
+    if decision not in ("approved", "rejected", "needs_changes"):
+        raise DecisionRefused(f"decision must be approved, rejected or needs_changes, not "
+                              f"{decision!r}")
+    if decision != "approved" and not reason.strip():
+        raise DecisionRefused("a rejection needs a reason: say what is wrong with the item")
+    approved = list(approved_ids)
+    unknown = set(approved) - set(request.subject_ids)
+    if unknown:
+        raise DecisionRefused(f"approved ids {sorted(unknown)} are not part of review "
+                              f"{request.review_id}")
+    final = True
+    if request.double_review:
+        if len(item.opinions) == 0:
+            final = False
+        elif len(item.opinions) == 1:
+            final = item.opinions[0].decision == decision
+    return ReviewDecided(
+        review_id=request.review_id, decision=decision, reviewer=reviewer,  # type: ignore[arg-type]
+        reason=reason.strip(), approved_ids=approved, decision_id=uuid.uuid4().hex,
+        submitted_by=request.submitted_by, final=final, source="gate/1",
+        correlation_id=request.correlation_id, causation_id=request.event_id)
+
+
+class ReviewQueue:
+    """Review items and the trajectories, verdicts and failure traces they point at.
+
+    Thread-safe: the consumer thread applies events while request handlers read (`lock`).
+    """
+
+    def __init__(self, max_unclaimed: int = MAX_UNCLAIMED_EPISODES) -> None:
+        self.lock = threading.RLock()
+        self.items: dict[str, Item] = {}
+        self.episodes: OrderedDict[str, EpisodeEnded] = OrderedDict()
+        self.verdicts: dict[str, VerdictIssued] = {}
+        self.failures: dict[str, list[FailureTraced]] = defaultdict(list)
+        self.tasks: dict[str, TaskInfo] = {}
+        self._claimed: set[str] = set()
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._decision_ids: set[str] = set()
+        self.max_unclaimed = max_unclaimed
+        self.applied = 0
+        self.duplicates = 0
+        self.version = 0  # bumped on every change: page caches key on it
+
+    # ---- the fold ---------------------------------------------------------------------
+    def apply(self, event: Event) -> bool:
+        """Folds `event` in; False when it was a duplicate (or a type the gate ignores)."""
+        with self.lock:
+            if event.event_id in self._seen:
+                self.duplicates += 1
+                return False
+            self._remember(event.event_id)
+            changed = self._apply(event)
+            if changed:
+                self.applied += 1
+                self.version += 1
+            return changed
+
+    def _remember(self, event_id: str) -> None:
+        self._seen[event_id] = None
+        if len(self._seen) > MAX_SEEN_IDS:
+            self._seen.popitem(last=False)
+
+    def _apply(self, event: Event) -> bool:
+        if isinstance(event, ReviewRequested):
+            if event.review_id in self.items:
+                return False
+            self.items[event.review_id] = Item(event, len(self.items))
+            self._claimed.update(event.subject_ids)
+            return True
+        if isinstance(event, ReviewDecided):
+            return self._record(event)
+        if isinstance(event, EpisodeEnded):
+            self.episodes[event.episode_id] = event
+            self._evict()
+            return True
+        if isinstance(event, VerdictIssued):
+            self.verdicts[event.episode_id] = event
+            return True
+        if isinstance(event, FailureTraced):
+            self.failures[event.episode_id].append(event)
+            return True
+        if isinstance(event, TaskProposed):
+            self.tasks[event.task_id] = TaskInfo(event.goal, event.template, event.family,
+                                                 getattr(event, "tier", None))
+            return True
+        return False
+
+    def _record(self, decision: ReviewDecided) -> bool:
+        item = self.items.get(decision.review_id)
+        if item is None or decision.decision_id is None:
+            return False  # not ours to show (unknown review, or an unsigned decision)
+        if decision.decision_id in self._decision_ids:
+            return False
+        self._decision_ids.add(decision.decision_id)
+        item.opinions.append(decision)
+        return True
+
+    def _evict(self) -> None:
+        while len(self.episodes) - len(self._claimed) > self.max_unclaimed:
+            for episode_id in self.episodes:
+                if episode_id not in self._claimed:
+                    del self.episodes[episode_id]
+                    break
+            else:
+                return
+
+    # ---- reads ------------------------------------------------------------------------
+    def info(self, item: Item) -> TaskInfo | None:
+        request = item.request
+        task_id = request.task_id or next(
+            (e.task_id for i in request.subject_ids if (e := self.episodes.get(i))), None)
+        return self.tasks.get(task_id) if task_id else None
+
+    def family(self, item: Item) -> str | None:
+        if item.request.family:
+            return item.request.family
+        info = self.info(item)
+        return info.family if info else None
+
+    def tier(self, item: Item) -> int | None:
+        if item.request.tier is not None:
+            return item.request.tier
+        info = self.info(item)
+        return info.tier if info else None
+
+    def verdict(self, item: Item) -> Verdict:
+        verdicts = [self.verdicts.get(i) for i in item.request.subject_ids]
+        if any(v is None for v in verdicts):
+            return "pending"
+        scores = [v.score for v in verdicts if v is not None]
+        if all(s == 1.0 for s in scores):
+            return "passed"
+        return "failed" if all(s == 0.0 for s in scores) else "partial"
+
+    def categories(self, item: Item) -> set[str]:
+        return {f.category for i in item.request.subject_ids for f in self.failures.get(i, ())}
+
+    def select(self, *, reviewer: str | None = None, status: str = "waiting",
+               family: str | None = None, tier: int | None = None, verdict: str | None = None,
+               category: str | None = None) -> list[Item]:
+        """Items matching the filters, oldest first; with `reviewer`, waiting items that
+        reviewer may still decide (not theirs, no opinion given yet)."""
+        with self.lock:
+            out = []
+            for item in self.items.values():
+                if status != "all" and item.status != status:
+                    continue
+                if reviewer is not None and status == "waiting" and (
+                        reviewer in item.reviewers() or reviewer == item.request.submitted_by):
+                    continue
+                if family and self.family(item) != family:
+                    continue
+                if tier is not None and self.tier(item) != tier:
+                    continue
+                if verdict and self.verdict(item) != verdict:
+                    continue
+                if category and category not in self.categories(item):
+                    continue
+                out.append(item)
+            return out
+
+    def counts(self) -> dict[str, int]:
+        with self.lock:
+            out = dict.fromkeys(("waiting", "approved", "rejected", "needs_changes"), 0)
+            for item in self.items.values():
+                out[item.status] += 1
+            out["requested"] = len(self.items)
+            out["opinions"] = sum(len(i.opinions) for i in self.items.values())
+            return out
+
+    def opinions(self) -> list[Opinion]:
+        with self.lock:
+            out = []
+            for item in self.items.values():
+                for o in item.opinions:
+                    opened = item.opened_at.get(o.reviewer)
+                    decided = o.occurred_at.timestamp()
+                    out.append(Opinion(item.review_id, o.reviewer, o.decision, decided,
+                                       None if opened is None else max(decided - opened, 0.0)))
+            return out
+
+    def kappa(self) -> tuple[float | None, int]:
+        """Cohen's kappa over the first two opinions of double-reviewed items, and the pairs."""
+        with self.lock:
+            pairs = [(i.opinions[0].decision, i.opinions[1].decision)
+                     for i in self.items.values()
+                     if i.request.double_review and len(i.opinions) >= 2]
+        return cohens_kappa(pairs), len(pairs)
+
+    def throughput(self) -> list[ReviewerThroughput]:
+        return throughput(self.opinions())

@@ -1,0 +1,220 @@
+"""The gate's core: the queue fed from the topics, decisions signed and published.
+
+`Gate` is what the web app, the terminal review and the bench drive; `GateFeed` is the
+thin consumer loop that folds the tasks, episodes, verdicts, failures and reviews topics
+into its queue. The feed reads every topic from the start without a consumer group, so a
+restarted gate rebuilds the same queue (decisions included, read back from the reviews topic).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from devices.blobs import BlobStore
+from schemas.envelope import Event
+from schemas.reviews import ReviewDecided, ReviewStatsReported
+from schemas.topics import TOPICS, Topic
+from services.gate.queue import DecisionRefused, Item, ReviewQueue, next_decision
+from services.gate.signing import Signer
+from services.gate.tokens import ReviewerTokens
+from streams.consumer import TypedBatchConsumer
+from streams.producer import TypedProducer
+
+__all__ = [
+    "FEED_TOPICS",
+    "BrokerPublisher",
+    "Gate",
+    "GateFeed",
+    "GateTopics",
+    "Publisher",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The registered topics the gate reads, by role.
+FEED_TOPICS = ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
+               "flywheel.reviews")
+SOURCE = "gate/1"
+
+
+class Publisher(Protocol):
+    def publish(self, event: Event) -> None:
+        """Sends `event` and returns once the broker acknowledged it (or raises)."""
+        ...
+
+
+@dataclass(frozen=True)
+class GateTopics:
+    """The topics the gate reads and writes (tests pass fresh, renamed copies)."""
+
+    tasks: Topic
+    episodes: Topic
+    verdicts: Topic
+    failures: Topic
+    reviews: Topic
+
+    @classmethod
+    def registered(cls) -> GateTopics:
+        return cls(*(TOPICS[name] for name in FEED_TOPICS))
+
+    def all(self) -> list[Topic]:
+        return [self.tasks, self.episodes, self.verdicts, self.failures, self.reviews]
+
+
+class BrokerPublisher:
+    """Publishes to the reviews topic with the typed idempotent producer, waiting for acks."""
+
+    def __init__(self, bootstrap: str, reviews: Topic, timeout_s: float = 10.0) -> None:
+        self._producer = TypedProducer(bootstrap, client_id="gate")
+        self.reviews = reviews
+        self.timeout_s = timeout_s
+
+    def publish(self, event: Event) -> None:
+        self._producer.send(self.reviews, event).get(timeout=self.timeout_s)
+
+    def close(self) -> None:
+        self._producer.close()
+
+
+class Gate:
+    """A review queue, a signing key and a publisher: everything a reviewer's action needs.
+
+    Refuses to exist without a key (fail closed): there is no unsigned mode.
+    """
+
+    def __init__(self, key: Ed25519PrivateKey, tokens: ReviewerTokens, publisher: Publisher,
+                 *, queue: ReviewQueue | None = None, blobs: BlobStore | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        if not isinstance(key, Ed25519PrivateKey):
+            raise TypeError("the gate needs an Ed25519 private key to sign decisions; "
+                            "without one it does not start")
+        self.signer = Signer(key)
+        self.tokens = tokens
+        self.publisher = publisher
+        self.queue = queue or ReviewQueue()
+        self.blobs = blobs
+        self.clock = clock
+        self._item_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+        self.decided = 0
+        self.refused = 0
+        self._stats_version = -1
+
+    def _item_lock(self, review_id: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._item_locks.setdefault(review_id, threading.Lock())
+
+    def opened(self, review_id: str, reviewer: str) -> None:
+        """Notes when `reviewer` first opened the item (for time-per-decision)."""
+        with self.queue.lock:
+            item = self.queue.items.get(review_id)
+            if item is not None:
+                item.opened_at.setdefault(reviewer, self.clock())
+
+    def decide(self, review_id: str, reviewer: str, decision: str, reason: str = "",
+               approved_ids: Sequence[str] = ()) -> ReviewDecided:
+        """Signs and publishes `reviewer`'s decision; returns it once the broker acked it.
+        Raises DecisionRefused (for people) when the rules forbid it; KeyError when the
+        review is unknown."""
+        with self._item_lock(review_id):
+            with self.queue.lock:
+                item = self.queue.items.get(review_id)
+                if item is None:
+                    raise KeyError(f"no review {review_id!r} is in the queue")
+                try:
+                    unsigned = next_decision(item, reviewer, decision, reason, approved_ids)
+                except DecisionRefused:
+                    self.refused += 1
+                    raise
+            signed = self.signer.sign(unsigned)
+            self.publisher.publish(signed)
+            self.queue.apply(signed)
+            self.decided += 1
+        return signed
+
+    def next_for(self, reviewer: str, after: str | None = None) -> Item | None:
+        """The next waiting item `reviewer` may decide, after `after` in queue order."""
+        items = self.queue.select(reviewer=reviewer)
+        if after is not None and after in self.queue.items:
+            seq = self.queue.items[after].seq
+            later = [i for i in items if i.seq > seq]
+            items = later or items
+        return items[0] if items else None
+
+    def stats_event(self, correlation_id: str = "gate") -> ReviewStatsReported:
+        kappa, pairs = self.queue.kappa()
+        counts = self.queue.counts()
+        return ReviewStatsReported(
+            decisions=counts["opinions"], pairs=pairs, kappa=kappa, waiting=counts["waiting"],
+            reviewers=self.queue.throughput(), source=SOURCE, correlation_id=correlation_id)
+
+    def publish_stats(self, *, force: bool = False) -> ReviewStatsReported | None:
+        """Publishes κ and throughput when anything was decided since the last report."""
+        decided = self.queue.counts()["opinions"]
+        if not force and decided == self._stats_version:
+            return None
+        event = self.stats_event()
+        self.publisher.publish(event)
+        self._stats_version = decided
+        return event
+
+
+class GateFeed:
+    """The consumer loop: folds the topics into the gate's queue until stopped."""
+
+    def __init__(self, gate: Gate, bootstrap: str, topics: GateTopics, *,
+                 stats_interval_s: float = 30.0, poll_ms: int = 200) -> None:
+        self.gate = gate
+        self.topics = topics
+        self.stats_interval_s = stats_interval_s
+        self.poll_ms = poll_ms
+        # No group: every start reads everything again, so the queue is a pure fold of the
+        # topics; dead letters still go to each topic's .dlq.
+        self._consumer = TypedBatchConsumer(bootstrap, topics.all(), group_id=None,
+                                            client_id="gate-feed", auto_offset_reset="earliest")
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        self.polls = 0
+
+    def poll_once(self) -> int:
+        """One poll folded in; returns the records applied."""
+        applied = 0
+        for record in self._consumer.poll_batch(self.poll_ms):
+            applied += self.gate.queue.apply(record.event)
+        self.polls += 1
+        return applied
+
+    def run(self) -> None:
+        last_stats = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                self.poll_once()
+                if time.monotonic() - last_stats >= self.stats_interval_s:
+                    last_stats = time.monotonic()
+                    try:
+                        self.gate.publish_stats()
+                    except Exception as error:  # noqa: BLE001 - a report can wait for the next tick
+                        logger.warning("could not publish review stats: %s", error)
+        except BaseException as error:
+            self.error = error
+            logger.exception("the gate feed stopped")
+            raise
+
+    def start(self) -> GateFeed:
+        self._thread = threading.Thread(target=self.run, name="gate-feed", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._consumer.close()
