@@ -50,7 +50,7 @@ def test_the_fold_does_not_depend_on_arrival_order(oracle: Sample, failing: Samp
 
 def test_filters(oracle: Sample, failing: Sample) -> None:
     queue = fold(oracle, failing)
-    ids = lambda items: [i.review_id for i in items]  # noqa: E731
+    ids = lambda items: [i.review_id for i in items]
     assert ids(queue.select(verdict="passed")) == [oracle.request.review_id]
     assert ids(queue.select(category="incomplete")) == [failing.request.review_id]
     assert ids(queue.select(tier=2)) == [failing.request.review_id]
