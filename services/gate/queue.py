@@ -9,10 +9,11 @@ queue's rules for a new decision are the pure `next_decision`. The fold mutates 
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 import uuid
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -66,22 +67,25 @@ class Item:
     seq: int
     opinions: list[ReviewDecided] = field(default_factory=list)
     opened_at: dict[str, float] = field(default_factory=dict)
+    final: ReviewDecided | None = None
+    _reviewers: set[str] = field(default_factory=set)
 
     @property
     def review_id(self) -> str:
         return self.request.review_id
 
     @property
-    def final(self) -> ReviewDecided | None:
-        return next((o for o in self.opinions if o.final), None)
-
-    @property
     def status(self) -> Status:
-        final = self.final
-        return "waiting" if final is None else final.decision
+        return "waiting" if self.final is None else self.final.decision
 
     def reviewers(self) -> set[str]:
-        return {o.reviewer for o in self.opinions}
+        return self._reviewers
+
+    def add(self, opinion: ReviewDecided) -> None:
+        self.opinions.append(opinion)
+        self._reviewers.add(opinion.reviewer)
+        if opinion.final and self.final is None:
+            self.final = opinion
 
 
 def next_decision(item: Item, reviewer: str, decision: str, reason: str,
@@ -135,6 +139,9 @@ class ReviewQueue:
     def __init__(self, max_unclaimed: int = MAX_UNCLAIMED_EPISODES) -> None:
         self.lock = threading.RLock()
         self.items: dict[str, Item] = {}
+        self._by_seq: list[Item] = []
+        self._waiting: list[int] = []  # seqs of waiting items, ascending
+        self._status: Counter[str] = Counter()
         self.episodes: OrderedDict[str, EpisodeEnded] = OrderedDict()
         self.verdicts: dict[str, VerdictIssued] = {}
         self.failures: dict[str, list[FailureTraced]] = defaultdict(list)
@@ -170,7 +177,11 @@ class ReviewQueue:
         if isinstance(event, ReviewRequested):
             if event.review_id in self.items:
                 return False
-            self.items[event.review_id] = Item(event, len(self.items))
+            item = Item(event, len(self._by_seq))
+            self.items[event.review_id] = item
+            self._by_seq.append(item)
+            self._waiting.append(item.seq)
+            self._status["waiting"] += 1
             self._claimed.update(event.subject_ids)
             return True
         if isinstance(event, ReviewDecided):
@@ -198,7 +209,14 @@ class ReviewQueue:
         if decision.decision_id in self._decision_ids:
             return False
         self._decision_ids.add(decision.decision_id)
-        item.opinions.append(decision)
+        was = item.status
+        item.add(decision)
+        if item.status != was:
+            self._status[was] -= 1
+            self._status[item.status] += 1
+            at = bisect.bisect_left(self._waiting, item.seq)
+            if at < len(self._waiting) and self._waiting[at] == item.seq:
+                del self._waiting[at]
         return True
 
     def _evict(self) -> None:
@@ -248,7 +266,9 @@ class ReviewQueue:
         reviewer may still decide (not theirs, no opinion given yet)."""
         with self.lock:
             out = []
-            for item in self.items.values():
+            pool = ([self._by_seq[seq] for seq in self._waiting] if status == "waiting"
+                    else self.items.values())
+            for item in pool:
                 if status != "all" and item.status != status:
                     continue
                 if reviewer is not None and status == "waiting" and (
@@ -265,13 +285,31 @@ class ReviewQueue:
                 out.append(item)
             return out
 
-    def counts(self) -> dict[str, int]:
+    def may_decide(self, item: Item, reviewer: str) -> bool:
+        return (item.final is None and reviewer not in item.reviewers()
+                and reviewer != item.request.submitted_by)
+
+    def next_waiting(self, reviewer: str, after: str | None = None) -> Item | None:
+        """The first waiting item after `after` (in queue order, wrapping round) that
+        `reviewer` may decide; None when there is none."""
         with self.lock:
-            out = dict.fromkeys(("waiting", "approved", "rejected", "needs_changes"), 0)
-            for item in self.items.values():
-                out[item.status] += 1
+            start = 0
+            if after is not None and after in self.items:
+                start = bisect.bisect_right(self._waiting, self.items[after].seq)
+            waiting = self._waiting
+            for seq in (*waiting[start:], *waiting[:start]):
+                item = self._by_seq[seq]
+                if self.may_decide(item, reviewer):
+                    return item
+            return None
+
+    def counts(self) -> dict[str, int]:
+        """Items per status, requests and opinions (kept as running counts: O(1))."""
+        with self.lock:
+            out = {s: self._status[s] for s in ("waiting", "approved", "rejected",
+                                                "needs_changes")}
             out["requested"] = len(self.items)
-            out["opinions"] = sum(len(i.opinions) for i in self.items.values())
+            out["opinions"] = len(self._decision_ids)
             return out
 
     def opinions(self) -> list[Opinion]:

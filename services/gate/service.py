@@ -141,12 +141,7 @@ class Gate:
 
     def next_for(self, reviewer: str, after: str | None = None) -> Item | None:
         """The next waiting item `reviewer` may decide, after `after` in queue order."""
-        items = self.queue.select(reviewer=reviewer)
-        if after is not None and after in self.queue.items:
-            seq = self.queue.items[after].seq
-            later = [i for i in items if i.seq > seq]
-            items = later or items
-        return items[0] if items else None
+        return self.queue.next_waiting(reviewer, after)
 
     def stats_event(self, correlation_id: str = "gate") -> ReviewStatsReported:
         kappa, pairs = self.queue.kappa()
