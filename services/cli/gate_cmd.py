@@ -10,16 +10,18 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from schemas.topics import TOPICS
 from services.archiver.service import StopFlag
 from services.cli.archive_cmd import fail
-from services.gate.launch import GateStartError, start_gate
+from services.gate.launch import GateHandle, GateStartError, start_gate
 from services.gate.settings import GateSettings, load_gate_settings
 from services.gate.signing import GateKeyError, create_key, key_id_of
 from services.gate.tokens import ReviewerTokens, TokenError
+from streams.admin import AdminError, create_topics
 from streams.broker import BrokerError, ensure_broker
 from streams.settings import BusSettings, load_bus_settings
 
-__all__ = ["gate_app", "register"]
+__all__ = ["gate_app", "register", "start_with_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +59,9 @@ def serve(
         fail(str(error))
     stop = StopFlag(duration)
     try:
+        create_topics(bootstrap, TOPICS.values(), with_dlq=True)
         handle = start_gate(bootstrap, bus.data_dir, settings)
-    except (GateStartError, TokenError) as error:
+    except (GateStartError, TokenError, AdminError) as error:
         if broker is not None:
             broker.stop()
         fail(str(error))
@@ -122,6 +125,28 @@ def token(name: Annotated[str, typer.Argument(help="The reviewer's name.")],
         fail(str(error))
     typer.echo(issued)
     Console(stderr=True).print(f"token for {name}: shown once, stored as a sha256 hash")
+
+
+def start_with_run(bootstrap: str, data_dir: Path, out: Console | None = None) -> GateHandle:
+    """For `flywheel run`: starts the gate beside the loop (the key is created on the first
+    run under the data directory, mode 0600), prints its address and a fresh token for the
+    'local' reviewer once. A bad setting or a taken port ends the run with one sentence.
+
+    In run_cmd::
+
+        gate = start_with_run(bootstrap, bus.data_dir, console)
+        try: ...the loop...
+        finally: gate.stop()
+        for row in gate.summary_rows(auto_admitted=...): table.add_row(*row)
+    """
+    out = out or console
+    try:
+        handle = start_gate(bootstrap, data_dir, load_gate_settings(), create_key=True,
+                            local_reviewer="local")
+    except (GateStartError, TokenError, ValueError, OSError) as error:
+        fail(str(error))
+    out.print(handle.banner(), highlight=False, soft_wrap=True)
+    return handle
 
 
 def register(app: typer.Typer) -> None:

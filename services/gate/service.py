@@ -105,7 +105,7 @@ class Gate:
         self._locks_lock = threading.Lock()
         self.decided = 0
         self.refused = 0
-        self._stats_version = -1
+        self._stats_version = 0  # opinions at the last report: nothing to report yet
 
     def _item_lock(self, review_id: str) -> threading.Lock:
         with self._locks_lock:

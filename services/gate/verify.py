@@ -3,7 +3,7 @@ replay, self-approval. Rejections are counted by reason.
 
 How the curator uses it::
 
-    verifier = DecisionVerifier.from_public_key_file(settings.public_key_path)  # None → fails closed
+    verifier = DecisionVerifier.for_data_dir(bus.data_dir)   # no gate key yet → fails closed
     verifier.expect(request)              # for every review.requested it publishes (or reads back)
     result = verifier.verify(decided)     # for every review.decided it consumes
     if result.admits:                     # accepted, final and approved
@@ -27,7 +27,7 @@ from typing import Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
-from services.gate.signing import check_signature, key_id_of, load_public_key
+from services.gate.signing import check_signature, key_id_of, load_public_key, public_key_path
 
 __all__ = ["DecisionVerifier", "RejectReason", "Verification"]
 
@@ -98,6 +98,19 @@ class DecisionVerifier:
         """A verifier trusting the PEM key at `path`; None gives a closed verifier. A path that
         does not hold a key raises signing.GateKeyError with one sentence."""
         return cls(None if path is None else load_public_key(Path(path)))
+
+    @classmethod
+    def for_data_dir(cls, data_dir: Path, key_path: Path | None = None) -> DecisionVerifier:
+        """The verifier for the gate of `data_dir`: it trusts `<key>.pub` next to the gate's
+        key (FLYWHEEL_GATE_KEY_PATH, default <data dir>/gate/signing_key.pem), and is closed
+        when there is none yet (start the gate first: `flywheel run` creates the key)."""
+        private = key_path or Path(data_dir) / "gate" / "signing_key.pem"
+        public = public_key_path(private)
+        if not public.exists():
+            logger.warning("no gate public key at %s: admitting nothing that needs a person",
+                           public)
+            return cls(None)
+        return cls.from_public_key_file(public)
 
     def expect(self, request: ReviewRequested) -> None:
         """Records a review the curator asked for (idempotent: a redelivery changes nothing)."""
