@@ -6,8 +6,9 @@ broker, Ed25519 signing, decisions acknowledged by the broker before the answer)
 reviewers run in a separate process (asyncio + httpx, one signed-in client each) so the load
 generator does not share the gate's interpreter. Every figure is the median over --reps
 repetitions, set against a baseline from the same run: `/healthz` under the same load (the
-web stack's floor) for latency, and the same signed events published straight through the
-gate's publisher from 20 threads (the broker's ack floor) for decisions/s.
+web stack's floor) for latency; for decisions/s, the same signed events published straight
+through the gate's publisher from 20 threads (the broker's ack floor) and the rate of
+`/healthz` requests under the same load (the HTTP floor).
 
 How to run (from the repository root; not a test):
 
@@ -168,7 +169,7 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
             console.print(f"gate on {handle.url} with {len(gate.queue.items):,} items; "
                           f"{REVIEWERS} reviewers, {reps} repetitions")
             page_ids = [s.request.review_id for s in samples]
-            p50s, p99s, base50, base99, rates, floors = [], [], [], [], [], []
+            p50s, p99s, base50, base99, rates, floors, http = [], [], [], [], [], [], []
             for rep in range(reps):
                 paths = [[f"/items/{page_ids[(r + k) % TRAJECTORIES]}" for k in range(requests)]
                          for r in range(REVIEWERS)]
@@ -176,8 +177,11 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
                              "paths": paths})
                 p50s.append(_percentile(lat, 0.50))
                 p99s.append(_percentile(lat, 0.99))
+                started = time.perf_counter()
                 health = _load({"kind": "pages", "url": handle.url, "tokens": tokens,
                                 "paths": [["/healthz"] * requests] * REVIEWERS})
+                # requests/s including the load process's start: a floor, not a peak
+                http.append(len(health) / (time.perf_counter() - started))
                 base50.append(_percentile(health, 0.50))
                 base99.append(_percentile(health, 0.99))
                 start = rep * REVIEWERS * decisions
@@ -199,7 +203,9 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
             ("item page p99 (ms)", statistics.median(p99s), "/healthz p99",
              statistics.median(base99)),
             ("decisions/s (signed, acked)", statistics.median(rates),
-             "publish signed events, 20 threads", statistics.median(floors))]
+             "publish signed events, 20 threads", statistics.median(floors)),
+            ("decisions/s (signed, acked)", statistics.median(rates),
+             "GET /healthz/s, same load, incl. sign-in", statistics.median(http))]
     for name, value, base_name, base in rows:
         table.add_row(name, f"{value:,.1f}", base_name, f"{base:,.1f}",
                       f"{value / base:.2f}" if base else "n/a")
