@@ -29,7 +29,7 @@ from markupsafe import Markup
 from devices.blobs import BlobNotFound
 from services.gate.queue import DecisionRefused, Item
 from services.gate.render import render_steps
-from services.gate.service import Gate
+from services.gate.service import DecisionNotPublished, Gate
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
@@ -207,7 +207,7 @@ def create_app(gate: Gate) -> FastAPI:
             gate.decide(review_id, current.reviewer, decision, reason)
         except KeyError as error:
             raise HTTPException(404, str(error.args[0])) from None
-        except DecisionRefused as error:
+        except (DecisionRefused, DecisionNotPublished) as error:
             return RedirectResponse(f"/items/{review_id}?error={quote_plus(str(error))}",
                                     status_code=303)
         nxt = gate.next_for(current.reviewer, after=review_id)
@@ -288,6 +288,8 @@ def create_app(gate: Gate) -> FastAPI:
             raise HTTPException(404, str(error.args[0])) from None
         except DecisionRefused as error:
             return JSONResponse({"error": str(error)}, status_code=409)
+        except DecisionNotPublished as error:
+            return JSONResponse({"error": str(error)}, status_code=503)
         return JSONResponse({"decision_id": signed.decision_id, "final": signed.final,
                              "decision": signed.decision}, status_code=201)
 

@@ -30,6 +30,7 @@ from streams.producer import TypedProducer
 __all__ = [
     "FEED_TOPICS",
     "BrokerPublisher",
+    "DecisionNotPublished",
     "Gate",
     "GateFeed",
     "GateTopics",
@@ -42,6 +43,10 @@ logger = logging.getLogger(__name__)
 FEED_TOPICS = ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
                "flywheel.reviews")
 SOURCE = "gate/1"
+
+
+class DecisionNotPublished(RuntimeError):
+    """The broker did not acknowledge a signed decision: it was not taken (retrying is safe)."""
 
 
 class Publisher(Protocol):
@@ -121,8 +126,9 @@ class Gate:
     def decide(self, review_id: str, reviewer: str, decision: str, reason: str = "",
                approved_ids: Sequence[str] = ()) -> ReviewDecided:
         """Signs and publishes `reviewer`'s decision; returns it once the broker acked it.
-        Raises DecisionRefused (for people) when the rules forbid it; KeyError when the
-        review is unknown."""
+        Raises DecisionRefused (for people) when the rules forbid it, DecisionNotPublished when
+        the broker did not acknowledge it (nothing was taken), KeyError when the review is
+        unknown."""
         with self._item_lock(review_id):
             with self.queue.lock:
                 item = self.queue.items.get(review_id)
@@ -134,7 +140,13 @@ class Gate:
                     self.refused += 1
                     raise
             signed = self.signer.sign(unsigned)
-            self.publisher.publish(signed)
+            try:
+                self.publisher.publish(signed)
+            except Exception as error:  # noqa: BLE001 - any client error means "not acked"
+                logger.warning("decision on %s not acknowledged: %s", review_id, error)
+                raise DecisionNotPublished(
+                    f"the broker did not acknowledge the decision on {review_id} ({error}); "
+                    "it was not taken, try again") from None
             self.queue.apply(signed)
             self.decided += 1
         return signed

@@ -20,6 +20,7 @@ from services.gate.signing import Signer
 from services.gate.tokens import ReviewerTokens
 from services.gate.verify import DecisionVerifier
 from streams.consumer import TypedBatchConsumer
+from streams.dlq import read_dead_letters
 from streams.producer import TypedProducer
 from tests.services.gate.helpers import fresh_gate_topics, publish, wait_for
 
@@ -177,3 +178,51 @@ def test_first_run_creates_the_key_owner_only_and_prints_a_token_once(
         assert token not in (tmp_path / "gate" / "reviewers.json").read_text()
     finally:
         second.stop()
+
+
+def test_bad_bytes_on_a_topic_are_dead_lettered_and_the_feed_goes_on(
+        bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
+    sample = run_sample("create_note", 0)
+    with TypedProducer(bootstrap) as producer:
+        producer.send_raw(topics.episodes.name, b"{not json", key=b"x")
+        producer.flush()
+    publish(bootstrap, topics, sample.events)
+    gate, feed, publisher = make_gate(bootstrap, topics, Ed25519PrivateKey.generate(), tmp_path)
+    try:
+        wait_for(lambda: len(gate.queue.items) == 1 and len(gate.queue.episodes) == 1, feed,
+                 "the good events after the bad one")
+    finally:
+        feed.stop()  # flushes the dead letters
+        publisher.close()
+    letters = read_dead_letters(bootstrap, topics.episodes.name)
+    assert [letter.value for letter in letters] == [b"{not json"]
+    assert letters[0].source_topic == topics.episodes.name
+
+
+def test_kappa_and_throughput_are_events_on_the_reviews_topic(
+        bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
+    samples = [run_sample("create_note", i, double_review=True, review_id=f"rv-d{i}")
+               for i in range(4)]
+    publish(bootstrap, topics, [e for s in samples for e in s.events])
+    gate, feed, publisher = make_gate(bootstrap, topics, Ed25519PrivateKey.generate(), tmp_path)
+    try:
+        wait_for(lambda: len(gate.queue.items) == 4, feed, "four double-review items")
+        for i, (first, second) in enumerate([("approved", "approved"), ("rejected", "rejected"),
+                                             ("approved", "rejected"), ("approved", "approved")]):
+            gate.decide(f"rv-d{i}", "alice", first, "" if first == "approved" else "no")
+            gate.decide(f"rv-d{i}", "bob", second, "" if second == "approved" else "no")
+        report = gate.publish_stats()
+    finally:
+        feed.stop()
+        publisher.close()
+    assert report is not None and report.pairs == 4
+    # pairs (a,a) (r,r) (a,r) (a,a): p_o = 3/4, p_e = 3/4·2/4 + 1/4·2/4 = 1/2 → κ = 0.5
+    assert report.kappa == pytest.approx(0.5)
+    assert gate.queue.items["rv-d2"].status == "waiting"  # disagreement: a third reviewer
+    with TypedBatchConsumer(bootstrap, [topics.reviews], group_id=None) as consumer:
+        seen: list = []
+        wait_for(lambda: seen.extend(r.event for r in consumer.poll_batch(200)) or any(
+            e.type == "review.stats_reported" for e in seen), what="the stats event")
+    stats = [e for e in seen if e.type == "review.stats_reported"]
+    assert stats[0].kappa == pytest.approx(0.5)
+    assert {r.reviewer: r.decisions for r in stats[0].reviewers} == {"alice": 4, "bob": 4}
