@@ -30,6 +30,7 @@ from devices.blobs import BlobNotFound
 from services.gate.queue import DecisionRefused, Item
 from services.gate.render import render_steps
 from services.gate.service import DecisionNotPublished, Gate
+from services.gate.tokens import hash_token
 
 __all__ = ["SESSION_COOKIE", "create_app"]
 
@@ -49,6 +50,7 @@ FAMILIES = ("tool", "memory", "skills", "subagent")
 class Session:
     reviewer: str
     csrf: str
+    token_hash: str  # the session ends when the reviewer's token is revoked or reissued
 
 
 class Sessions:
@@ -56,12 +58,12 @@ class Sessions:
         self._by_id: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def open(self, reviewer: str) -> str:
+    def open(self, reviewer: str, token_hash: str) -> str:
         sid = secrets.token_urlsafe(32)
         with self._lock:
             if len(self._by_id) >= MAX_SESSIONS:
                 self._by_id.pop(next(iter(self._by_id)))
-            self._by_id[sid] = Session(reviewer, secrets.token_urlsafe(24))
+            self._by_id[sid] = Session(reviewer, secrets.token_urlsafe(24), token_hash)
         return sid
 
     def get(self, sid: str | None) -> Session | None:
@@ -85,8 +87,13 @@ def _filters(family: str | None, tier: str | None, verdict: str | None,
 
 
 async def session(request: Request) -> Session:
-    """The signed-in reviewer's session, or a redirect to the sign-in page."""
+    """The signed-in reviewer's session, or a redirect to the sign-in page (also when the
+    reviewer's token was revoked or reissued since they signed in)."""
     found = request.app.state.sessions.get(request.cookies.get(SESSION_COOKIE))
+    if found is not None and request.app.state.gate.tokens.hash_of(found.reviewer) != \
+            found.token_hash:
+        request.app.state.sessions.close(request.cookies.get(SESSION_COOKIE))
+        found = None
     if found is None:
         raise HTTPException(303, headers={"Location": "/login"})
     return found
@@ -155,8 +162,8 @@ def create_app(gate: Gate) -> FastAPI:
         if reviewer is None:
             return RedirectResponse("/login?error=unknown+token", status_code=303)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, sessions.open(reviewer), httponly=True,
-                            samesite="strict")
+        response.set_cookie(SESSION_COOKIE, sessions.open(reviewer, hash_token(token.strip())),
+                            httponly=True, samesite="strict")
         return response
 
     @app.post("/logout")
@@ -171,9 +178,9 @@ def create_app(gate: Gate) -> FastAPI:
     # ---- pages ------------------------------------------------------------------------
     @app.get("/", response_class=HTMLResponse)
     async def queue_page(request: Request, current: Annotated[Session, Depends(session)],
-                   family: str | None = None, tier: str | None = None,
-                   verdict: str | None = None, category: str | None = None,
-                   status: str = "waiting") -> Response:
+                         family: str | None = None, tier: str | None = None,
+                         verdict: str | None = None, category: str | None = None,
+                         status: str = "waiting") -> Response:
         filters = _filters(family, tier, verdict, category)
         items = queue.select(reviewer=current.reviewer if status == "waiting" else None,
                              status=status, **filters)
@@ -186,8 +193,8 @@ def create_app(gate: Gate) -> FastAPI:
 
     @app.get("/items/{review_id}", response_class=HTMLResponse)
     async def item_page(request: Request, review_id: str,
-                  current: Annotated[Session, Depends(session)],
-                  error: str | None = None) -> Response:
+                        current: Annotated[Session, Depends(session)],
+                        error: str | None = None) -> Response:
         item = queue.items.get(review_id)
         if item is None:
             raise HTTPException(404, f"no review {review_id!r} is in the queue")
@@ -215,7 +222,8 @@ def create_app(gate: Gate) -> FastAPI:
                                 status_code=303)
 
     @app.get("/stats", response_class=HTMLResponse)
-    async def stats_page(request: Request, current: Annotated[Session, Depends(session)]) -> Response:
+    async def stats_page(request: Request,
+                         current: Annotated[Session, Depends(session)]) -> Response:
         kappa, pairs = queue.kappa()
         return page(request, "stats.html", current, kappa=kappa, pairs=pairs,
                     reviewers=queue.throughput(), decided=gate.decided, refused=gate.refused,
@@ -249,9 +257,9 @@ def create_app(gate: Gate) -> FastAPI:
     # ---- JSON API (flywheel review) ---------------------------------------------------
     @app.get("/api/queue")
     async def api_queue(reviewer: Annotated[str, Depends(api_reviewer)],
-                  family: str | None = None, tier: str | None = None,
-                  verdict: str | None = None, category: str | None = None,
-                  limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
+                        family: str | None = None, tier: str | None = None,
+                        verdict: str | None = None, category: str | None = None,
+                        limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
         items = queue.select(reviewer=reviewer, **_filters(family, tier, verdict, category))
         return {"reviewer": reviewer, "items": [
             {"review_id": i.review_id, "summary": i.request.summary, "family": queue.family(i),
@@ -260,7 +268,7 @@ def create_app(gate: Gate) -> FastAPI:
 
     @app.get("/api/items/{review_id}")
     async def api_item(review_id: str, reviewer: Annotated[str, Depends(api_reviewer)]
-                 ) -> dict[str, Any]:
+                       ) -> dict[str, Any]:
         item = queue.items.get(review_id)
         if item is None:
             raise HTTPException(404, f"no review {review_id!r} is in the queue")

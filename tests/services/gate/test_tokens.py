@@ -42,3 +42,14 @@ def test_bad_names_and_a_broken_file_are_one_sentence(tmp_path: Path) -> None:
     broken.write_text("{")
     with pytest.raises(TokenError, match="unreadable"):
         ReviewerTokens(broken)
+
+
+def test_a_running_gate_sees_tokens_issued_and_revoked_by_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    gate_side = ReviewerTokens(path)
+    cli_side = ReviewerTokens(path)
+    token = cli_side.issue("erin")
+    assert gate_side.reviewer_for(token) == "erin"
+    assert gate_side.hash_of("erin") == hash_token(token)
+    ReviewerTokens(path).revoke("erin")
+    assert gate_side.reviewer_for(token) is None and gate_side.hash_of("erin") is None

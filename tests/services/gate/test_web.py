@@ -131,3 +131,12 @@ def test_the_json_api(live_gate: LiveGate) -> None:
         assert again.status_code == 409
         stats = client.get("/api/stats").json()
         assert stats["decisions"] == 1 and stats["reviewers"][0]["reviewer"] == "alice"
+
+
+def test_revoking_or_reissuing_a_token_ends_its_sessions(live_gate: LiveGate) -> None:
+    tokens = live_gate.handle.gate.tokens
+    with signed_in(live_gate, "carol") as client:
+        assert client.get("/").status_code == 200
+        tokens.issue("carol")  # rotated: the session signed in with the old token ends
+        answer = client.get("/")
+        assert answer.status_code == 303 and answer.headers["location"] == "/login"
