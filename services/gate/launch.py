@@ -84,8 +84,10 @@ class GateHandle:
         rows = []
         if auto_admitted is not None:
             rows.append(("items auto-admitted by the policy", f"{auto_admitted:,}"))
+        reviewed = counts["approved"] + counts["rejected"] + counts["needs_changes"]
         rows += [
             ("items sent to a person", f"{counts['requested']:,}"),
+            ("items human-reviewed", f"{reviewed:,}"),
             ("approved / rejected / needs changes",
              f"{counts['approved']:,} / {counts['rejected']:,} / {counts['needs_changes']:,}"),
             ("still waiting for a person", f"{counts['waiting']:,}"),

@@ -115,5 +115,6 @@ def test_start_with_run_creates_the_key_and_prints_address_and_token_once(
         rows = dict(handle.summary_rows(auto_admitted=7))
         assert rows["items auto-admitted by the policy"] == "7"
         assert rows["still waiting for a person"] == "0"
+        assert rows["items human-reviewed"] == "0"
     finally:
         handle.stop()
