@@ -14,7 +14,7 @@ import logging
 import threading
 import uuid
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -136,8 +136,13 @@ class ReviewQueue:
     Thread-safe: the consumer thread applies events while request handlers read (`lock`).
     """
 
-    def __init__(self, max_unclaimed: int = MAX_UNCLAIMED_EPISODES) -> None:
+    def __init__(self, max_unclaimed: int = MAX_UNCLAIMED_EPISODES,
+                 trust: Callable[[ReviewDecided], bool] | None = None) -> None:
         self.lock = threading.RLock()
+        #: Which decisions read from the topic count (the gate: its own valid signatures), so a
+        #: forged decision on the topic cannot take an item out of the queue.
+        self.trust = trust
+        self.untrusted = 0
         self.items: dict[str, Item] = {}
         self._by_seq: list[Item] = []
         self._waiting: list[int] = []  # seqs of waiting items, ascending
@@ -207,6 +212,12 @@ class ReviewQueue:
         if item is None or decision.decision_id is None:
             return False  # not ours to show (unknown review, or an unsigned decision)
         if decision.decision_id in self._decision_ids:
+            return False
+        if (self.trust is not None and not self.trust(decision)) or \
+                decision.reviewer == item.request.submitted_by:
+            self.untrusted += 1
+            logger.warning("ignoring decision %s on %s: not signed by this gate's key, or by "
+                           "the item's author", decision.decision_id, decision.review_id)
             return False
         self._decision_ids.add(decision.decision_id)
         was = item.status

@@ -22,7 +22,7 @@ from schemas.envelope import Event
 from schemas.reviews import ReviewDecided, ReviewStatsReported
 from schemas.topics import TOPICS, Topic
 from services.gate.queue import DecisionRefused, Item, ReviewQueue, next_decision
-from services.gate.signing import Signer
+from services.gate.signing import Signer, check_signature
 from services.gate.tokens import ReviewerTokens
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
@@ -104,6 +104,9 @@ class Gate:
         self.tokens = tokens
         self.publisher = publisher
         self.queue = queue or ReviewQueue()
+        if self.queue.trust is None:
+            public = self.signer.public_key
+            self.queue.trust = lambda decision: check_signature(public, decision)
         self.blobs = blobs
         self.clock = clock
         self._item_locks: dict[str, threading.Lock] = {}

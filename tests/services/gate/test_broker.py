@@ -122,6 +122,17 @@ def test_forged_replayed_self_issued_and_unsigned_decisions_are_rejected_by_the_
         # a replay: the honest decision's exact bytes sent again
         producer.send(topics.reviews, good)
         producer.flush()
+    # the gate, reading the same topic, is not fooled either: the items stay in its queue
+    again, feed2, publisher2 = make_gate(bootstrap, topics, key, tmp_path)
+    try:
+        wait_for(lambda: again.queue.untrusted >= 2 and again.queue.counts()["opinions"] >= 1,
+                 feed2, "the gate reading the decisions back")
+        assert again.queue.items["rv-other"].status == "waiting"
+        assert again.queue.items["rv-own"].status == "waiting"
+        assert again.queue.items["rv-honest"].status == "approved"
+    finally:
+        feed2.stop()
+        publisher2.close()
     verifier = DecisionVerifier(key.public_key())
     results = _curator_reads(bootstrap, topics.reviews, verifier, expected=3 + 5)
     assert [r.reason for r in results] == [None, "bad_signature", "self_approval", "unsigned",
