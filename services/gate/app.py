@@ -37,6 +37,8 @@ __all__ = ["SESSION_COOKIE", "create_app"]
 logger = logging.getLogger(__name__)
 
 SESSION_COOKIE = "flywheel_gate"
+#: Rows on the queue page: a reviewer works from the top; the count says how many more wait.
+QUEUE_ROWS = 200
 #: Sessions a gate keeps (oldest dropped first): far above any team of reviewers.
 MAX_SESSIONS = 10_000
 HERE = Path(__file__).parent
@@ -184,12 +186,15 @@ def create_app(gate: Gate) -> FastAPI:
         filters = _filters(family, tier, verdict, category)
         items = queue.select(reviewer=current.reviewer if status == "waiting" else None,
                              status=status, **filters)
-        rows = [{"item": i, "family": queue.family(i), "tier": queue.tier(i),
-                 "verdict": queue.verdict(i), "categories": sorted(queue.categories(i)),
-                 "goal": (queue.info(i).goal if queue.info(i) else i.request.summary)}
-                for i in items]
-        return page(request, "queue.html", current, rows=rows, filters=filters, status=status,
-                    families=FAMILIES, verdicts=VERDICTS, categories=CATEGORIES)
+        rows = []
+        for i in items[:QUEUE_ROWS]:
+            info = queue.info(i)
+            rows.append({"item": i, "family": queue.family(i), "tier": queue.tier(i),
+                         "verdict": queue.verdict(i), "categories": sorted(queue.categories(i)),
+                         "goal": info.goal if info else i.request.summary})
+        return page(request, "queue.html", current, rows=rows, total=len(items),
+                    filters=filters, status=status, families=FAMILIES, verdicts=VERDICTS,
+                    categories=CATEGORIES)
 
     @app.get("/items/{review_id}", response_class=HTMLResponse)
     async def item_page(request: Request, review_id: str,
