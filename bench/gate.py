@@ -171,6 +171,7 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
                           f"{REVIEWERS} reviewers, {reps} repetitions")
             page_ids = [s.request.review_id for s in samples]
             p50s, p99s, base50, base99, rates, floors, http = [], [], [], [], [], [], []
+            solo, solo_base = [], []
             for rep in range(reps):
                 paths = [[f"/items/{page_ids[(r + k) % TRAJECTORIES]}" for k in range(requests)]
                          for r in range(REVIEWERS)]
@@ -184,6 +185,14 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
                 http.append(len(health) / answer["elapsed"])  # sign-ins included: a floor
                 base50.append(_percentile(health, 0.50))
                 base99.append(_percentile(health, 0.99))
+                # one reviewer alone: the page's own cost, without queueing behind 19 others
+                solo.append(statistics.median(_load({
+                    "kind": "pages", "url": handle.url, "tokens": tokens[:1],
+                    "paths": [[f"/items/{page_ids[k % TRAJECTORIES]}"
+                               for k in range(requests)]]})["latencies"]))
+                solo_base.append(statistics.median(_load({
+                    "kind": "pages", "url": handle.url, "tokens": tokens[:1],
+                    "paths": [["/healthz"] * requests]})["latencies"]))
                 start = rep * REVIEWERS * decisions
                 ids = [[f"rv-bench-{start + r * decisions + k:05d}" for k in range(decisions)]
                        for r in range(REVIEWERS)]
@@ -198,7 +207,9 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
     table = Table("figure", "median", "baseline", "baseline median", "× baseline",
                   title=f"gate benchmark: {REVIEWERS} concurrent reviewers, {STEPS}-step "
                         f"trajectory, medians of {reps} repetitions")
-    rows = [("item page p50 (ms)", statistics.median(p50s), "/healthz p50",
+    rows = [("item page, 1 reviewer, p50 (ms)", statistics.median(solo), "/healthz p50",
+             statistics.median(solo_base)),
+            ("item page p50 (ms)", statistics.median(p50s), "/healthz p50",
              statistics.median(base50)),
             ("item page p99 (ms)", statistics.median(p99s), "/healthz p99",
              statistics.median(base99)),
