@@ -13,7 +13,7 @@ from rich.console import Console
 from schemas.topics import TOPICS
 from services.archiver.service import StopFlag
 from services.cli.archive_cmd import fail
-from services.gate.launch import GateHandle, GateStartError, start_gate
+from services.gate.launch import GateHandle, GateStartError, load_or_create_key, start_gate
 from services.gate.settings import GateSettings, load_gate_settings
 from services.gate.signing import GateKeyError, create_key, key_id_of
 from services.gate.tokens import ReviewerTokens, TokenError
@@ -53,6 +53,10 @@ def serve(
     if ctx.invoked_subcommand is not None:
         return
     bus, settings = _settings(host=host, port=port)
+    try:  # fail closed before touching the broker
+        load_or_create_key(settings.resolved_key_path(bus.data_dir), create=False)
+    except GateStartError as error:
+        fail(str(error))
     try:
         bootstrap, broker = ensure_broker(bus)
     except BrokerError as error:
