@@ -42,7 +42,8 @@ class ReviewRequested(Event):
     task_id: str | None = Field(default=None, description="The task the episodes ran.")
     family: Family | None = None
     template: str | None = None
-    tier: int | None = Field(default=None, ge=0, description="Difficulty tier of the task.")
+    tier: str | None = Field(default=None, min_length=1, max_length=32,
+                             description="Difficulty tier of the task (easy, medium, hard).")
     reasons: list[ReviewReason] = Field(
         default_factory=list, description="Why the admission policy sent it to a person.")
     submitted_by: str | None = Field(

@@ -146,7 +146,8 @@ def review(
         envvar="FLYWHEEL_GATE_URL", help="The gate's address (default from FLYWHEEL_GATE_HOST "
                                          "and _PORT).")] = None,
     family: Annotated[str | None, typer.Option(help="Only this task family.")] = None,
-    tier: Annotated[int | None, typer.Option(help="Only this difficulty tier.")] = None,
+    tier: Annotated[str | None, typer.Option(help="Only this difficulty tier (easy, medium, "
+                                                   "hard).")] = None,
     verdict: Annotated[str | None, typer.Option(help="passed, partial, failed or pending.")
                        ] = None,
     category: Annotated[str | None, typer.Option(help="Only this failure category.")] = None,

@@ -18,7 +18,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import quote_plus
 
 from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request
@@ -26,7 +26,10 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
+import schemas.tasks
 from devices.blobs import BlobNotFound
+from schemas.tasks import Family
+from schemas.verdicts import FailureTraced
 from services.gate.queue import DecisionRefused, Item
 from services.gate.render import render_steps
 from services.gate.service import DecisionNotPublished, Gate
@@ -43,9 +46,11 @@ QUEUE_ROWS = 200
 MAX_SESSIONS = 10_000
 HERE = Path(__file__).parent
 VERDICTS = ("passed", "partial", "failed", "pending")
-CATEGORIES = ("wrong_tool", "bad_arguments", "wrong_answer", "incomplete", "memory_miss",
-              "skill_misroute", "delegation_error", "device_failure", "step_limit", "other")
-FAMILIES = ("tool", "memory", "skills", "subagent")
+# Read from the contract, so the filters follow when the taxonomy or the tiers grow.
+CATEGORIES: tuple[str, ...] = get_args(FailureTraced.model_fields["category"].annotation)
+FAMILIES: tuple[str, ...] = get_args(Family)
+#: The suite's difficulty tiers (schemas.tasks.Tier where the contract has it).
+TIERS: tuple[str, ...] = get_args(getattr(schemas.tasks, "Tier", Literal["easy", "medium", "hard"]))
 
 
 @dataclass(frozen=True)
@@ -78,14 +83,8 @@ class Sessions:
 
 def _filters(family: str | None, tier: str | None, verdict: str | None,
              category: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"family": family or None, "verdict": verdict or None,
-                           "category": category or None, "tier": None}
-    if tier:
-        try:
-            out["tier"] = int(tier)
-        except ValueError:
-            raise HTTPException(400, f"tier must be a whole number, not {tier!r}") from None
-    return out
+    return {"family": family or None, "verdict": verdict or None,
+            "category": category or None, "tier": tier or None}
 
 
 async def session(request: Request) -> Session:
@@ -194,7 +193,7 @@ def create_app(gate: Gate) -> FastAPI:
                          "goal": info.goal if info else i.request.summary})
         return page(request, "queue.html", current, rows=rows, total=len(items),
                     filters=filters, status=status, families=FAMILIES, verdicts=VERDICTS,
-                    categories=CATEGORIES)
+                    categories=CATEGORIES, tiers=TIERS)
 
     @app.get("/items/{review_id}", response_class=HTMLResponse)
     async def item_page(request: Request, review_id: str,

@@ -56,7 +56,7 @@ class TaskInfo:
     goal: str
     template: str
     family: str
-    tier: int | None
+    tier: str | None
 
 
 @dataclass
@@ -202,8 +202,9 @@ class ReviewQueue:
             self.failures[event.episode_id].append(event)
             return True
         if isinstance(event, TaskProposed):
+            tier = getattr(event, "tier", None)  # TaskProposed gains a tier with the suite
             self.tasks[event.task_id] = TaskInfo(event.goal, event.template, event.family,
-                                                 getattr(event, "tier", None))
+                                                 None if tier is None else str(tier))
             return True
         return False
 
@@ -252,7 +253,7 @@ class ReviewQueue:
         info = self.info(item)
         return info.family if info else None
 
-    def tier(self, item: Item) -> int | None:
+    def tier(self, item: Item) -> str | None:
         if item.request.tier is not None:
             return item.request.tier
         info = self.info(item)
@@ -271,7 +272,7 @@ class ReviewQueue:
         return {f.category for i in item.request.subject_ids for f in self.failures.get(i, ())}
 
     def select(self, *, reviewer: str | None = None, status: str = "waiting",
-               family: str | None = None, tier: int | None = None, verdict: str | None = None,
+               family: str | None = None, tier: str | None = None, verdict: str | None = None,
                category: str | None = None) -> list[Item]:
         """Items matching the filters, oldest first; with `reviewer`, waiting items that
         reviewer may still decide (not theirs, no opinion given yet)."""

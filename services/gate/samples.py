@@ -45,7 +45,7 @@ class Sample:
 
 def run_sample(template: str, index: int = 0, *, policy: Literal["oracle", "random"] = "oracle",
                steps: int | None = None, suite_seed: int = 0, run_id: str = "gate-samples",
-               tier: int = 1, reasons: tuple[ReviewReason, ...] = ("audit",),
+               tier: str = "easy", reasons: tuple[ReviewReason, ...] = ("audit",),
                submitted_by: str | None = None, double_review: bool = False,
                blobs: BlobStore | None = None, review_id: str | None = None) -> Sample:
     """Runs instance `index` of `template` (train split) with `policy` for up to `steps`

@@ -36,7 +36,7 @@ def live_gate(bootstrap: str, fresh_topic: Callable[[str], Topic], tmp_path: Pat
     blobs = BlobStore(tmp_path / "blobs")
     samples = [
         run_sample("create_note", 0, blobs=blobs, review_id="rv-a-pass"),
-        run_sample("create_note", 1, policy="random", steps=30, tier=2, review_id="rv-b-fail",
+        run_sample("create_note", 1, policy="random", steps=30, tier="hard", review_id="rv-b-fail",
                    reasons=("failed",)),
         run_sample("save_place", 0, review_id="rv-c-correction", submitted_by="carol",
                    reasons=("correction",)),

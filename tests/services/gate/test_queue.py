@@ -15,7 +15,7 @@ def oracle() -> Sample:
 
 @pytest.fixture(scope="module")
 def failing() -> Sample:
-    return run_sample("create_note", 1, policy="random", steps=5, tier=2)
+    return run_sample("create_note", 1, policy="random", steps=5, tier="hard")
 
 
 def fold(*samples: Sample) -> ReviewQueue:
@@ -43,7 +43,7 @@ def test_the_fold_does_not_depend_on_arrival_order(oracle: Sample, failing: Samp
     for queue in (forward, backward):
         item = queue.items[failing.request.review_id]
         assert queue.verdict(item) == "failed"
-        assert queue.family(item) == "tool" and queue.tier(item) == 2
+        assert queue.family(item) == "tool" and queue.tier(item) == "hard"
         assert queue.categories(item) == {"incomplete"}
         assert queue.info(item).goal == failing.task.goal
 
@@ -53,7 +53,7 @@ def test_filters(oracle: Sample, failing: Sample) -> None:
     ids = lambda items: [i.review_id for i in items]
     assert ids(queue.select(verdict="passed")) == [oracle.request.review_id]
     assert ids(queue.select(category="incomplete")) == [failing.request.review_id]
-    assert ids(queue.select(tier=2)) == [failing.request.review_id]
+    assert ids(queue.select(tier="hard")) == [failing.request.review_id]
     assert ids(queue.select(family="memory")) == []
     assert len(queue.select(family="tool")) == 2
 
