@@ -144,6 +144,8 @@ def create_app(gate: Gate) -> FastAPI:
             if diff is None:
                 diff = next((f.evidence.get("state_diff") for f in failures
                              if "state_diff" in f.evidence), None)
+            if diff is None and episode is not None:
+                diff = gate.state_diff(episode, info)
             episodes.append({
                 "id": episode_id, "episode": episode, "verdict": verdict, "failures": failures,
                 "diff": diff if isinstance(diff, list) else None,

@@ -16,7 +16,7 @@ import uuid
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from schemas.envelope import Event
 from schemas.episodes import EpisodeEnded
@@ -57,6 +57,7 @@ class TaskInfo:
     template: str
     family: str
     tier: str | None
+    instance: dict[str, Any] | None = None  # the whole TaskInstance, when the task carries it
 
 
 @dataclass
@@ -204,7 +205,8 @@ class ReviewQueue:
         if isinstance(event, TaskProposed):
             tier = getattr(event, "tier", None)  # TaskProposed gains a tier with the suite
             self.tasks[event.task_id] = TaskInfo(event.goal, event.template, event.family,
-                                                 None if tier is None else str(tier))
+                                                 None if tier is None else str(tier),
+                                                 getattr(event, "instance", None))
             return True
         return False
 

@@ -8,20 +8,23 @@ restarted gate rebuilds the same queue (decisions included, read back from the r
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from devices.blobs import BlobStore
+from devices.blobs import BlobNotFound, BlobStore
 from schemas.envelope import Event
 from schemas.reviews import ReviewDecided, ReviewStatsReported
 from schemas.topics import TOPICS, Topic
-from services.gate.queue import DecisionRefused, Item, ReviewQueue, next_decision
+from services.gate.diff import episode_diff
+from services.gate.queue import DecisionRefused, Item, ReviewQueue, TaskInfo, next_decision
 from services.gate.signing import Signer, check_signature
 from services.gate.tokens import ReviewerTokens
 from streams.consumer import TypedBatchConsumer
@@ -43,6 +46,8 @@ logger = logging.getLogger(__name__)
 FEED_TOPICS = ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
                "flywheel.reviews")
 SOURCE = "gate/1"
+#: State diffs computed by the gate, kept per episode (each costs a SimPhone reset).
+DIFF_CACHE = 1024
 
 
 class DecisionNotPublished(RuntimeError):
@@ -113,6 +118,7 @@ class Gate:
         self._locks_lock = threading.Lock()
         self.decided = 0
         self.refused = 0
+        self._diffs: OrderedDict[str, list[dict[str, Any]] | None] = OrderedDict()
         self._stats_version = 0  # opinions at the last report: nothing to report yet
 
     def _item_lock(self, review_id: str) -> threading.Lock:
@@ -153,6 +159,26 @@ class Gate:
             self.queue.apply(signed)
             self.decided += 1
         return signed
+
+    def state_diff(self, episode: Any, info: TaskInfo | None) -> list[dict[str, Any]] | None:
+        """What `episode` changed, computed by the gate when the verifier did not say: the
+        task's initial state (a SimPhone reset to the instance the task event carries) against
+        the final state the rollout stored in the blob store (`episode.final_state`). None
+        when either is missing. Cached per episode (an ended episode never changes)."""
+        ref = getattr(episode, "final_state", None)
+        if ref is None or self.blobs is None or info is None or info.instance is None:
+            return None
+        key = episode.episode_id
+        if key not in self._diffs:
+            try:
+                final = json.loads(self.blobs.get(ref.sha256))
+                self._diffs[key] = episode_diff(info.instance, final)
+            except (BlobNotFound, ValueError, TypeError, KeyError) as error:
+                logger.warning("no state diff for episode %s: %s", key, error)
+                self._diffs[key] = None
+            if len(self._diffs) > DIFF_CACHE:
+                self._diffs.popitem(last=False)
+        return self._diffs[key]
 
     def next_for(self, reviewer: str, after: str | None = None) -> Item | None:
         """The next waiting item `reviewer` may decide, after `after` in queue order."""
