@@ -35,9 +35,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Episodes no review asked about (yet) are kept up to this many, oldest dropped first: a
-#: request usually follows its episode within seconds, and 5,000 trajectories of ~50 KiB
-#: are ~250 MiB at most.
+#: Episodes no waiting review shows (not asked about yet, or already decided) are kept up to
+#: this many, oldest dropped first: a request usually follows its episode within seconds,
+#: and 5,000 trajectories of ~50 KiB are ~250 MiB at most.
 MAX_UNCLAIMED_EPISODES = 5_000
 #: Event ids remembered for dedupe (a redelivery comes within one consumer batch or a
 #: restart's re-read, which starts from scratch).
@@ -152,7 +152,8 @@ class ReviewQueue:
         self.verdicts: dict[str, VerdictIssued] = {}
         self.failures: dict[str, list[FailureTraced]] = defaultdict(list)
         self.tasks: dict[str, TaskInfo] = {}
-        self._claimed: set[str] = set()
+        self._claims: Counter[str] = Counter()  # episode id → waiting items that show it
+        self._unclaimed: OrderedDict[str, None] = OrderedDict()  # kept, but no item waits on
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._decision_ids: set[str] = set()
         self.max_unclaimed = max_unclaimed
@@ -188,13 +189,17 @@ class ReviewQueue:
             self._by_seq.append(item)
             self._waiting.append(item.seq)
             self._status["waiting"] += 1
-            self._claimed.update(event.subject_ids)
+            for episode_id in event.subject_ids:
+                self._claims[episode_id] += 1
+                self._unclaimed.pop(episode_id, None)
             return True
         if isinstance(event, ReviewDecided):
             return self._record(event)
         if isinstance(event, EpisodeEnded):
             self.episodes[event.episode_id] = event
-            self._evict()
+            if event.episode_id not in self._claims:
+                self._unclaimed[event.episode_id] = None
+                self._evict()
             return True
         if isinstance(event, VerdictIssued):
             self.verdicts[event.episode_id] = event
@@ -231,16 +236,26 @@ class ReviewQueue:
             at = bisect.bisect_left(self._waiting, item.seq)
             if at < len(self._waiting) and self._waiting[at] == item.seq:
                 del self._waiting[at]
+            self._release(item.request.subject_ids)
         return True
 
+    def _release(self, episode_ids: Iterable[str]) -> None:
+        """A decided item no longer holds its trajectories: they may be evicted now."""
+        for episode_id in episode_ids:
+            self._claims[episode_id] -= 1
+            if self._claims[episode_id] <= 0:
+                del self._claims[episode_id]
+                if episode_id in self.episodes:
+                    self._unclaimed[episode_id] = None
+        self._evict()
+
     def _evict(self) -> None:
-        while len(self.episodes) - len(self._claimed) > self.max_unclaimed:
-            for episode_id in self.episodes:
-                if episode_id not in self._claimed:
-                    del self.episodes[episode_id]
-                    break
-            else:
-                return
+        """Drops the oldest trajectories no waiting item shows, beyond `max_unclaimed`."""
+        while len(self._unclaimed) > self.max_unclaimed:
+            episode_id, _ = self._unclaimed.popitem(last=False)
+            self.episodes.pop(episode_id, None)
+            self.verdicts.pop(episode_id, None)
+            self.failures.pop(episode_id, None)
 
     # ---- reads ------------------------------------------------------------------------
     def info(self, item: Item) -> TaskInfo | None:

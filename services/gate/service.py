@@ -46,6 +46,9 @@ logger = logging.getLogger(__name__)
 FEED_TOPICS = ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
                "flywheel.reviews")
 SOURCE = "gate/1"
+#: Lock stripes for decisions: far more than concurrent reviewers, so unrelated items rarely
+#: share one.
+ITEM_LOCKS = 64
 #: State diffs computed by the gate, kept per episode (each costs a SimPhone reset).
 DIFF_CACHE = 1024
 
@@ -114,16 +117,16 @@ class Gate:
             self.queue.trust = lambda decision: check_signature(public, decision)
         self.blobs = blobs
         self.clock = clock
-        self._item_locks: dict[str, threading.Lock] = {}
-        self._locks_lock = threading.Lock()
+        self._item_locks = tuple(threading.Lock() for _ in range(ITEM_LOCKS))
         self.decided = 0
         self.refused = 0
         self._diffs: OrderedDict[str, list[dict[str, Any]] | None] = OrderedDict()
         self._stats_version = 0  # opinions at the last report: nothing to report yet
 
     def _item_lock(self, review_id: str) -> threading.Lock:
-        with self._locks_lock:
-            return self._item_locks.setdefault(review_id, threading.Lock())
+        # Striped: two decisions on one item are serialised (the second sees the first), while
+        # decisions on different items rarely wait; memory stays fixed however many items.
+        return self._item_locks[hash(review_id) % ITEM_LOCKS]
 
     def opened(self, review_id: str, reviewer: str) -> None:
         """Notes when `reviewer` first opened the item (for time-per-decision)."""

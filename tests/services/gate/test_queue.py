@@ -117,3 +117,16 @@ def test_unclaimed_episodes_are_evicted_but_claimed_ones_stay() -> None:
     queue.apply(samples[3].episode)
     assert samples[3].episode.episode_id in queue.episodes
     assert len(queue.episodes) == 2
+
+
+def test_a_decided_items_trajectory_may_be_evicted_a_waiting_ones_not() -> None:
+    samples = [run_sample("create_note", i) for i in range(3)]
+    queue = ReviewQueue(max_unclaimed=0)
+    for s in samples:
+        queue.apply(s.request)
+        queue.apply(s.episode)
+    assert len(queue.episodes) == 3  # all three are waiting for a person
+    item = queue.items[samples[0].request.review_id]
+    queue.apply(next_decision(item, "alice", "approved", ""))
+    assert samples[0].episode.episode_id not in queue.episodes
+    assert len(queue.episodes) == 2
