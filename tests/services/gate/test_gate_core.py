@@ -72,3 +72,32 @@ def test_stats_are_published_only_when_something_was_decided(tmp_path: Path) -> 
     assert report.reviewers[0].reviewer == "alice"
     assert gate.publish_stats() is None  # nothing new
     assert gate.publisher.events[-1] == report
+
+
+class Slow(Recorder):
+    """Acknowledges after a pause, so two decisions on one item overlap."""
+
+    def publish(self, event: Event) -> None:
+        import time
+
+        time.sleep(0.05)
+        super().publish(event)
+
+
+def test_two_reviewers_deciding_one_item_at_once_yield_one_decision(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    gate, review_id = gate_with(Slow(), tmp_path)
+
+    def decide(reviewer: str) -> str:
+        try:
+            gate.decide(review_id, reviewer, "approved")
+        except DecisionRefused as error:
+            return str(error)
+        return "taken"
+
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(decide, ["alice", "bob", "carol", "dana"]))
+    assert outcomes.count("taken") == 1
+    assert all("already decided" in o for o in outcomes if o != "taken")
+    assert len(gate.publisher.events) == 1
