@@ -111,8 +111,8 @@ class ReviewerTokens:
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        body = json.dumps({"reviewers": {n: {"sha256": h} for n, h in sorted(self._hashes.items())}},
-                          indent=2)
+        reviewers = {n: {"sha256": h} for n, h in sorted(self._hashes.items())}
+        body = json.dumps({"reviewers": reviewers}, indent=2)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".reviewers-")
         try:
             os.fchmod(fd, 0o600)
