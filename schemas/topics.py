@@ -16,7 +16,7 @@ from schemas.episodes import (
     ObservationRecorded,
 )
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
-from schemas.reviews import ReviewDecided, ReviewRequested
+from schemas.reviews import ReviewDecided, ReviewRequested, ReviewStatsReported
 from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import (
     CheckpointSaved,
@@ -89,8 +89,9 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
           "Checker scores read from device state."),
     Topic("flywheel.failures", "episode_id", 3, "delete", (FailureTraced,),
           "Structured failure traces for the curator and the harness evolver."),
-    Topic("flywheel.reviews", "review_id", 1, "delete", (ReviewRequested, ReviewDecided),
-          "The human review gate: requests and decisions."),
+    Topic("flywheel.reviews", "review_id", 1, "delete",
+          (ReviewRequested, ReviewDecided, ReviewStatsReported),
+          "The human review gate: requests, signed decisions and reviewer stats."),
     Topic("flywheel.datasets", "snapshot_id", 1, "compact", (DatasetSnapshotted,),
           "Parquet training-set snapshots and their manifests."),
     Topic("flywheel.checkpoints", "checkpoint_id", 1, "compact", (CheckpointSaved,),
