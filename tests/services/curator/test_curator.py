@@ -36,11 +36,13 @@ class Pipeline:
                                       snapshot_examples=snapshot_examples)
         self.offsets = Offsets()
         self.snapshots = []
+        self.log = []  # every event the curator folded, in order (what its store would hold)
 
     def deliver(self, topic: str, event) -> None:  # type: ignore[no-untyped-def]
         stored = self.offsets.stored(topic, event)
         queue = [(t.name, e) for t, e in self.curator.handle(stored)]
         self.curator.apply(stored)
+        self.log.append(stored)
         for name, out in queue:
             if out.type == "dataset.snapshotted":
                 self.snapshots.append(out)
@@ -231,3 +233,32 @@ def test_failures_with_an_oracle_continuation_become_corrections(tmp_path: Path)
     mine = [r for r in fixes if r["episode_id"] == episode.episode_id]
     assert [c for _, c in pairs] == [r["completion"] for r in mine]
     assert [r["step_index"] for r in mine] == list(range(start, start + len(pairs)))
+
+
+def test_the_gates_admission_policy_plugs_into_the_seam(tmp_path: Path) -> None:
+    """GateAdmission (services.gate) as the curator's policy: it admits verified successes by
+    itself except what a person must see, and with no gate key no person can admit anything."""
+    from services.gate.admission import GateAdmission
+    from services.gate.policy import AdmissionPolicy, PolicySettings
+    from services.gate.verify import DecisionVerifier
+
+    def gate() -> GateAdmission:
+        settings = PolicySettings(audit_rate=0.3, new_template_threshold=0)
+        return GateAdmission(DecisionVerifier(None), AdmissionPolicy(settings))
+
+    pipe = Pipeline(tmp_path)
+    pipe.curator.policy = OncePerEvent(gate())
+    episodes = [pipe.run(proposed(i=i, template=t)) for t in range(4) for i in range(3)]
+    status = {pipe.state.status[e] for e in episodes}
+    assert "admitted" in status and "review" in status  # the audit sample waits for a person
+    waiting = [e for e in episodes if pipe.state.status[e] == "review"]
+    review_id = next(r for r, ids in pipe.state.reviews.items() if waiting[0] in ids)
+    forged = ReviewDecided(source="someone/0", correlation_id="c", review_id=review_id,
+                           decision="approved", reviewer="mallory", approved_ids=[waiting[0]])
+    pipe.deliver("flywheel.reviews", forged)
+    assert waiting[0] not in pipe.state.admitted  # unsigned: rejected, nothing admitted
+    # A restart folds the same events through a fresh policy and reaches the same admissions.
+    fresh = CuratorService(tmp_path / "s2", tmp_path / "blobs", policy=gate())
+    for stored in pipe.log:
+        fresh.apply(stored)
+    assert set(fresh.state.admitted) == set(pipe.state.admitted)
