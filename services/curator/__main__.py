@@ -18,9 +18,14 @@ def main() -> None:
 
     def build(bus, bootstrap):  # type: ignore[no-untyped-def]
         settings = load_curator_settings()
+        policy = None
+        if settings.admission == "gate":
+            from services.gate.admission import GateAdmission
+
+            policy = GateAdmission.for_data_dir(bus.data_dir)
         return CuratorService(settings.resolved_snapshot_dir(bus.data_dir),
                               blob_dir(bus.data_dir),
-                              snapshot_examples=settings.snapshot_examples)
+                              snapshot_examples=settings.snapshot_examples, policy=policy)
 
     serve(build, "curator")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,10 @@ class CuratorSettings(BaseSettings):
 
     snapshot_examples: int = Field(default=500, ge=1, description="A snapshot is written each "
                                    "time this many more admitted examples (rows) exist.")
+    admission: Literal["auto", "gate"] = Field(
+        default="auto", description="'auto': the stand-in admits every verified candidate (and "
+        "says so in each manifest); 'gate': the review gate's policy and signed decisions "
+        "(services.gate.admission.GateAdmission).")
     snapshot_dir: Path | None = Field(default=None, description="Where snapshots go (default "
                                       "<FLYWHEEL_DATA_DIR>/snapshots).")
 
