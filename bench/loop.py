@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sqlite3
 import statistics
 import sys
@@ -32,18 +33,12 @@ from rich.table import Table
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devices.sim import SimPhone
 from schemas.registry import validate_event
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS
-from services.cli.loop_run import DataLoop
+from services.cli.loop_run import SERVICES, DataLoop
 from services.dataflow.agent import store_path
-from services.dataflow.tasks import (
-    final_state_json,
-    instance_of,
-    oracle_actions,
-    score_final_state,
-)
+from services.dataflow.tasks import instance_of, new_harness, oracle_actions, score_final_state
 from services.rollout.service import stats_path
 from streams.admin import create_topics
 from streams.broker import LocalBroker
@@ -75,6 +70,7 @@ def run_loop(examples: int, folder: Path) -> dict[str, float]:
                                        f"(logs in {loop.log_dir})")
                 time.sleep(0.05)
             done = time.monotonic()
+            cpu = {name: _cpu_s(loop.pid(name)) for name in SERVICES}
         p = loop.progress
         snapshot = p.snapshots[0]
     rollout = json.loads(stats_path(folder / "var").read_text())
@@ -83,7 +79,17 @@ def run_loop(examples: int, folder: Path) -> dict[str, float]:
             "episodes": p.episodes, "rows": snapshot.rows,
             "episodes_per_s": p.episodes / steady, "examples_per_s": snapshot.rows / steady,
             "sim_utilisation": rollout["sim_utilisation"],
+            **{f"cpu_s_{name}": seconds for name, seconds in cpu.items()},
             "tasks_db": str(store_path(folder / "var", "generator"))}
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def read_tasks(db: str) -> list[TaskProposed]:
@@ -93,13 +99,14 @@ def read_tasks(db: str) -> list[TaskProposed]:
 
 
 def run_in_process(tasks: list[TaskProposed]) -> float:
-    """Episodes/s of the same tasks in process: oracle, final state JSON, score."""
-    phone = SimPhone()
+    """Episodes/s of the same tasks in process: the oracle through the harness on one SimPhone,
+    the final state through JSON, scored (what `flywheel suite eval` does per task)."""
+    harness = new_harness()
     began = time.perf_counter()
     for proposed in tasks:
         task = instance_of(proposed)
-        oracle_actions(task, phone)
-        score_final_state(task, json.loads(json.dumps(final_state_json(phone.state))))
+        oracle_actions(task, harness)
+        score_final_state(task, json.loads(json.dumps(harness.final_state())))
     return len(tasks) / (time.perf_counter() - began)
 
 
@@ -125,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     table = Table("figure", "median", "runs", title=f"data flywheel, {args.examples} examples, "
                                                     "oracle policy")
     for key in ("wall_s", "startup_s", "episodes", "rows", "episodes_per_s", "examples_per_s",
-                "in_process_episodes_per_s", "ratio", "sim_utilisation"):
+                "in_process_episodes_per_s", "ratio", "sim_utilisation",
+                *(f"cpu_s_{name}" for name in SERVICES)):
         values = [r[key] for r in runs]
         table.add_row(key, f"{statistics.median(values):,.3f}",
                       ", ".join(f"{v:,.3f}" for v in values))

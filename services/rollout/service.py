@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 TASKS = TOPICS["flywheel.tasks"]
 EPISODES = TOPICS["flywheel.episodes"]
 SEND_TIMEOUT_S = 30.0
+#: The local broker holds an empty fetch for the whole max wait even when tasks arrive
+#: meanwhile (kafka-python's default is 500 ms): 50 ms keeps a task's wait short.
+FETCH_MAX_WAIT_MS = 50
 
 
 def blob_dir(data_dir: str | Path) -> Path:
@@ -80,7 +83,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
 
     try:
         with TypedBatchConsumer(bootstrap, [tasks], settings.group_id, client_id="rollout",
-                                max_records=settings.max_batch) as consumer, \
+                                max_records=settings.max_batch,
+                                fetch_max_wait_ms=FETCH_MAX_WAIT_MS) as consumer, \
                 TypedProducer(bootstrap, client_id="rollout") as producer:
             while not stop.is_set():
                 batch = [r.event for r in consumer.poll_batch(settings.poll_timeout_ms)
