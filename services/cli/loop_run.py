@@ -106,6 +106,7 @@ class DataLoop:
         self.started_at = time.monotonic()
         self.errors: list[str] = []
         self.died: list[str] = []  # services that exited before stop() was called
+        self._quiesced = False
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Self:
@@ -153,11 +154,25 @@ class DataLoop:
         the run's record includes the `dataset.snapshotted` that ended it."""
         if not self.done or self.progress.done_at is None:
             return False
+        self.quiesce()
         return (archived_snapshots >= len(self.progress.snapshots)
                 or time.monotonic() - self.progress.done_at > ARCHIVE_GRACE_S)
 
-    def stop(self) -> None:
+    def quiesce(self) -> None:
+        """Stops making new work (generator, then rollout) once the target is reached; the
+        verifier and curator go on until `stop`. Non-blocking, idempotent."""
+        if self._quiesced:
+            return
+        self._quiesced = True
         self.died = self.dead()
+        for name in ("generator", "rollout"):
+            proc = self._procs.get(name)
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+
+    def stop(self) -> None:
+        if not self._quiesced:
+            self.died = self.dead()
         self._stop.set()
         for proc in self._procs.values():
             if proc.poll() is None:

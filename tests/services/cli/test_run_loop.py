@@ -36,9 +36,11 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
     assert result.returncode == 0, output
     assert f"flywheel run ({EXAMPLES} examples)" in output
     assert "approved examples" in output and "snapshot" in output
-    snapshots = sorted((data_dir / "snapshots").glob("*/data.parquet"))
-    assert len(snapshots) == 1, output
-    assert snapshots[0].parent.name in output  # the summary names the snapshot
+    # The summary names the snapshot that reached the target (the curator may have written
+    # another one from episodes still in flight when the run stopped).
+    snapshots = [p for p in (data_dir / "snapshots").glob("*/data.parquet")
+                 if p.parent.name in output]
+    assert snapshots, output
     rows = pq.read_table(snapshots[0]).to_pylist()
     assert len(rows) >= EXAMPLES
     assert {r["split"] for r in rows} == {"train"}
