@@ -49,6 +49,7 @@ __all__ = [
     "Tick",
     "World",
     "decide",
+    "decide_counting",
     "evolve",
     "initial_state",
     "shift_for_eval",
@@ -105,8 +106,6 @@ class GeneratorState:
     open: frozenset[str] = frozenset()
     total: int = 0
     shifts: int = 0
-    #: Candidates dropped by verification in this process (not folded: they are no event).
-    dropped: Counter[str] = field(default_factory=Counter)
 
 
 def initial_state(catalogue: Catalogue) -> GeneratorState:
@@ -140,6 +139,14 @@ def _slice_of(event: TaskProposed) -> str:
 def decide(state: GeneratorState, event: Event | Tick, world: World) -> list[Event]:
     """The events `event` causes: a mix shift for feedback, then tasks topping up the queue
     (a verdict's freed slot included: the top-up sees the state after `event`)."""
+    return decide_counting(state, event, world)[0]
+
+
+def decide_counting(state: GeneratorState, event: Event | Tick, world: World,
+                    ) -> tuple[list[Event], Counter[str]]:
+    """`decide`, plus the candidates verification dropped on the way, by origin (no event
+    records a drop; the service counts them)."""
+    dropped: Counter[str] = Counter()
     if not isinstance(event, Tick):
         state = evolve(state, event)
     out: list[Event] = []
@@ -155,15 +162,16 @@ def decide(state: GeneratorState, event: Event | Tick, world: World) -> list[Eve
     config = world.config
     while len(state.open) < config.queue_depth and (config.max_tasks is None
                                                      or state.total < config.max_tasks):
-        task = _next_task(state, world, cause)
+        task = _next_task(state, world, cause, dropped)
         if task is None:
             break
         out.append(task)
         state = evolve(state, task)
-    return out
+    return out, dropped
 
 
-def _next_task(state: GeneratorState, world: World, cause: str) -> TaskProposed | None:
+def _next_task(state: GeneratorState, world: World, cause: str,
+               dropped: Counter[str]) -> TaskProposed | None:
     config, catalogue = world.config, world.catalogue
     weights = dict(state.weights)
     for _ in range(len(weights)):
@@ -184,7 +192,7 @@ def _next_task(state: GeneratorState, world: World, cause: str) -> TaskProposed 
                                   event_id=derived_id("task.proposed", candidate.task.task_id),
                                   source=SOURCE, correlation_id=candidate.task.task_id,
                                   causation_id=cause)
-            state.dropped[candidate.origin] += 1
+            dropped[candidate.origin] += 1
             logger.info("dropped constructed task %s: %s", candidate.task.task_id, reason)
         weights.pop(key)  # this slice keeps failing: try the next one
         if not weights:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
@@ -14,7 +15,7 @@ from services.generator.decide import (
     GeneratorConfig,
     Tick,
     World,
-    decide,
+    decide_counting,
     evolve,
     initial_state,
 )
@@ -42,7 +43,8 @@ class GeneratorService:
         catalogue = build_catalogue(settings.suite_seed)
         self.world = World(catalogue, new_harness("generator-verify"), config)
         self.state = initial_state(catalogue)
-        self._ticks = 0
+        #: Candidates verification dropped in this process, by origin.
+        self.dropped: Counter[str] = Counter()
 
     def apply(self, stored: Stored) -> None:
         self.state = evolve(self.state, stored.event)
@@ -52,10 +54,17 @@ class GeneratorService:
                  else self.topics["flywheel.tasks"], e) for e in events]
 
     def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:
-        return self._route(decide(self.state, stored.event, self.world))
+        return self._route(self._decide(stored.event))
 
     def tick(self) -> list[tuple[Topic, Event]]:
         # The tick id names the state it tops up (total proposed), so a repeated tick after
         # a crash at the same point derives the same causation.
         tick = Tick(derived_id("tick", self.world.config.generator_id, self.state.total))
-        return self._route(decide(self.state, tick, self.world))
+        return self._route(self._decide(tick))
+
+    def _decide(self, event: Event | Tick) -> list[Event]:
+        events, dropped = decide_counting(self.state, event, self.world)
+        if dropped:
+            self.dropped.update(dropped)
+            logger.info("verification dropped %s candidates so far", dict(self.dropped))
+        return events

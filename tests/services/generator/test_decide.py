@@ -180,3 +180,18 @@ def test_clamp_shares_keeps_every_slice_in_bounds() -> None:
     assert abs(sum(shares.values()) - 1.0) < 1e-9
     assert min(shares.values()) >= MIN_FACTOR / 4 - 1e-9
     assert max(shares.values()) <= MAX_FACTOR / 4 + 1e-9
+
+
+def test_dropped_candidates_are_counted_not_published(world: World) -> None:
+    from services.generator.decide import decide_counting
+
+    composing = World(world.catalogue, world.phone, GeneratorConfig(queue_depth=30,
+                                                                     compose_every=1))
+    events, dropped = decide_counting(initial_state(world.catalogue), Tick("t0"), composing)
+    assert dropped["composed"] >= 1  # some compositions do not verify …
+    published = [e for e in events if e.type == "task.proposed"]
+    assert len(published) == 30  # … and the queue is still filled with ones that do
+    for event in published:
+        from services.dataflow.tasks import instance_of
+        assert verify(Candidate(instance_of(event), event.tier, event.origin, ()),
+                      world.phone) is None
