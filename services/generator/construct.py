@@ -123,21 +123,25 @@ def compose(catalogue: Catalogue, first: str, second: str, position: int,
     return Candidate(task, COMPOSED_TIER, "composed", (first, second))
 
 
-def rephrase(candidate: Candidate, variant: int) -> Candidate:
-    """The same task with its goal said another way (rule-based; the checker is unchanged)."""
+def rephrase(candidate: Candidate, variant: int, rephraser: Any = None) -> Candidate:
+    """The same task with its goal said another way (the checker is unchanged): by the local
+    language model when one is configured and its rewrite keeps every value, else by rule."""
     goal = candidate.task.goal.strip()
-    if goal.endswith("?"):
-        form = _QUESTION_FORMS[variant % len(_QUESTION_FORMS)]
-    else:
-        form = _INSTRUCTION_FORMS[variant % len(_INSTRUCTION_FORMS)]
-    lower = goal[:1].lower() + goal[1:]
-    text = form.format(goal=goal, lower=lower, bare=lower.rstrip(".!"))
+    text = rephraser.rewrite(goal, dict(candidate.task.params)) if rephraser else None
+    if text is None:
+        forms = _QUESTION_FORMS if goal.endswith("?") else _INSTRUCTION_FORMS
+        text = _by_rule(goal, forms[variant % len(forms)])
     task = candidate.task.model_copy(update={"goal": text,
                                              "task_id": f"{candidate.task.task_id}~r{variant}"})
     task = TaskInstance.model_validate(task.model_dump())  # re-validated, not just copied
     return Candidate(task, candidate.tier, "rephrased",
                      (*candidate.parents, candidate.task.template) if not candidate.parents
                      else candidate.parents)
+
+
+def _by_rule(goal: str, form: str) -> str:
+    lower = goal[:1].lower() + goal[1:]
+    return form.format(goal=goal, lower=lower, bare=lower.rstrip(".!"))
 
 
 def verify(candidate: Candidate, harness: Any) -> str | None:

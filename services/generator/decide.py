@@ -89,6 +89,8 @@ class World:
     catalogue: Catalogue
     phone: Any
     config: GeneratorConfig = field(default_factory=GeneratorConfig)
+    #: A services.generator.rephrase_lm.LMRephraser when a local model is configured.
+    rephraser: Any = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ def _next_task(state: GeneratorState, world: World, cause: str,
         number = state.total + 1  # this would be the n-th task proposed
         position = state.proposed.get(key, 0)
         for _try in range(MAX_TRIES):
-            candidate = _candidate(catalogue, template, position, number, config)
+            candidate = _candidate(catalogue, template, position, number, config,
+                                   world.rephraser)
             position += 1
             if candidate.task.task_id in state.known:
                 continue
@@ -201,7 +204,7 @@ def _next_task(state: GeneratorState, world: World, cause: str,
 
 
 def _candidate(catalogue: Catalogue, template: str, position: int, number: int,
-               config: GeneratorConfig) -> Candidate:
+               config: GeneratorConfig, rephraser: Any = None) -> Candidate:
     base = instantiate(catalogue, template, position, config.suite_seed)
     if config.compose_every and number % config.compose_every == 0:
         names = [t.name for t in catalogue.templates]
@@ -216,7 +219,7 @@ def _candidate(catalogue: Catalogue, template: str, position: int, number: int,
         # also proposed as-is would only repeat its action sequence (a duplicate).
         shifted = instantiate(catalogue, template, REPHRASE_POSITIONS + position,
                               config.suite_seed)
-        return rephrase(shifted, number // config.rephrase_every)
+        return rephrase(shifted, number // config.rephrase_every, rephraser)
     return base
 
 

@@ -41,7 +41,12 @@ class GeneratorService:
                                  compose_every=settings.compose_every,
                                  rephrase_every=settings.rephrase_every)
         catalogue = build_catalogue(settings.suite_seed)
-        self.world = World(catalogue, new_harness("generator-verify"), config)
+        rephraser = None
+        if settings.rephrase_model is not None:
+            from services.generator.rephrase_lm import LMRephraser
+
+            rephraser = LMRephraser(settings.rephrase_model)
+        self.world = World(catalogue, new_harness("generator-verify"), config, rephraser)
         self.state = initial_state(catalogue)
         #: Candidates verification dropped in this process, by origin.
         self.dropped: Counter[str] = Counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -27,6 +29,8 @@ class GeneratorSettings(BaseSettings):
     rephrase_every: int = Field(default=5, ge=0, description="Every n-th task rephrases its "
                                 "goal (0: never).")
     suite_seed: int = Field(default=0, ge=0, description="Seeds every instance.")
+    rephrase_model: Path | None = Field(default=None, description="A local causal LM "
+                                        "directory that rephrases goals (unset: rule-based).")
     generator_id: str = Field(default="generator", min_length=1,
                               description="Names this generator in mix.shifted events.")
 
