@@ -2,7 +2,8 @@
 
 An episode is assessed once its task, its `episode.ended` and its verdict are all folded:
 held-out splits, environment faults, failures, exact and near duplicates are dropped (each
-counted by reason); the rest become review requests. Rows enter training only through a
+counted by reason); the rest become review requests. A failure whose first wrong step the
+oracle can recover from (replayed on a deterministic sim) becomes a correction candidate. Rows enter training only through a
 decision the admission policy verifies (`services.curator.admission`). Assessment happens
 inside `evolve`, so re-folding the stored events after a restart reaches the same state.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from schemas.envelope import Event
 from schemas.episodes import EpisodeEnded
@@ -21,9 +23,11 @@ from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.curator.admission import Admission, AdmissionPolicy
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
+from services.curator.examples import correction_pairs
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
+from services.dataflow.tasks import instance_of, new_harness
 
 __all__ = ["CuratorState", "Source", "decide", "evolve", "slice_of"]
 
@@ -62,14 +66,14 @@ class CuratorState:
     weights: dict[str, float] = field(default_factory=dict)
     snapshots: tuple[str, ...] = ()
     counts: Counter[str] = field(default_factory=Counter)
-    #: episode ids whose failure becomes a correction (oracle continuation), not a demonstration
-    corrections: frozenset[str] = frozenset()
+    #: episode id -> rows of the oracle's continuation, for failures that become corrections
+    corrections: dict[str, int] = field(default_factory=dict)
 
     @property
     def admitted_rows(self) -> int:
-        """Demonstration rows admitted (corrections are added on top, see snapshot.py)."""
-        return sum(len(self.episodes[e][0].steps) for e in self.admitted
-                   if e not in self.corrections)
+        """Rows admitted: every demonstration step and every correction's continuation."""
+        return sum(self.corrections[e] if e in self.corrections
+                   else len(self.episodes[e][0].steps) for e in self.admitted)
 
     @property
     def review_queue(self) -> int:
@@ -143,6 +147,16 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
     return replace(state, status=status, counts=_count(state, "rejected_decisions"))
 
 
+_REPLAY: list[Any] = []
+
+
+def _replay_harness() -> Any:
+    """A sim in the default harness for deterministic correction replays (made once)."""
+    if not _REPLAY:
+        _REPLAY.append(new_harness("curator-assess"))
+    return _REPLAY[0]
+
+
 def _assess_task(state: CuratorState, task_id: str) -> CuratorState:
     for episode_id, (episode, _) in state.episodes.items():
         if episode.task_id == task_id:
@@ -170,11 +184,17 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
         failure = state.failures.get(episode_id)
         if failure is None:
             return state  # its failure trace decides: wait for it
-        if failure.step_index is None or failure.environment_fault:
-            reason = "failed"
-        else:  # a first wrong step: the oracle may continue from there (a correction)
+        found = None
+        if failure.step_index is not None and not failure.environment_fault:
+            # A first wrong step: can the oracle finish the task from the failing state?
+            found = correction_pairs(instance_of(task), episode.steps, failure.step_index,
+                                     _replay_harness())
+        if found is None:
+            reason = "failed" if failure.step_index is None else "no_correction"
+        else:
             status[episode_id] = "candidate"
-            return replace(state, status=status, corrections=state.corrections | {episode_id},
+            return replace(state, status=status,
+                           corrections={**state.corrections, episode_id: len(found[1])},
                            counts=_count(state, "correction_candidates"))
     else:
         reason = None

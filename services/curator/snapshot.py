@@ -222,8 +222,9 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
                    ) -> DatasetSnapshotted:
     """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event.
     Deterministic in the state: a repeat after a crash rewrites the same files and event."""
-    chosen = choose_episodes(state, target_rows)
-    chosen += [e for e in state.admitted if e in state.corrections]
+    corrections = [e for e in state.admitted if e in state.corrections]
+    fixed_rows = sum(state.corrections[e] for e in corrections)
+    chosen = choose_episodes(state, max(0, target_rows - fixed_rows)) + corrections
     rows = build_rows(state, chosen, admission_policy, harness)
     instances = {state.tasks[t][0].task_id: {"template": state.tasks[t][0].template,
                                              "params": state.tasks[t][0].params,
