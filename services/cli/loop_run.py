@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,8 @@ DEFAULT_EXAMPLES = 500
 SERVICES = ("verifier", "curator", "rollout", "generator")
 #: SIGTERM, then this long for a clean exit, then SIGKILL.
 STOP_GRACE_S = 20.0
+#: The curator's review requests end "— N rows" (what admitting them adds to a snapshot).
+ROWS_IN_SUMMARY = re.compile(r"— (\d+) rows$")
 #: After the snapshot, how long the run waits for the archiver to archive its event.
 ARCHIVE_GRACE_S = 10.0
 #: The events/s figure is a moving window this long.
@@ -66,9 +69,12 @@ class LoopProgress:
     first_episode_at: float | None = None
     done_at: float | None = None
 
+    #: rows per episode as the curator's review request states them (corrections differ)
+    rows: dict[str, int] = field(default_factory=dict)
+
     @property
     def examples(self) -> int:
-        return sum(self.steps.get(e, 0) for e in self.admitted)
+        return sum(self.rows.get(e, self.steps.get(e, 0)) for e in self.admitted)
 
     @property
     def pass_rate(self) -> float:
@@ -228,6 +234,10 @@ class DataLoop:
                 p.environment_faults += event.environment_fault
             elif isinstance(event, ReviewRequested):
                 p.requested.add(event.review_id)
+                rows = ROWS_IN_SUMMARY.search(event.summary)
+                if rows is not None:  # the curator says how many rows it would add
+                    for subject in event.subject_ids:
+                        p.rows[subject] = int(rows.group(1))
             elif isinstance(event, ReviewDecided):
                 p.decided.add(event.review_id)
                 if event.decision == "approved":

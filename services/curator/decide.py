@@ -232,10 +232,11 @@ def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list
         if episode_id in after.corrections:
             failure = after.failures[episode_id]
             summary = (f"correction of {slice_of(task)}: {episode.policy} went wrong at step "
-                       f"{failure.step_index} ({failure.category}); the oracle continues")
+                       f"{failure.step_index} ({failure.category}); the oracle continues "
+                       f"— {after.corrections[episode_id]} rows")
         else:
             summary = (f"{slice_of(task)}: {len(episode.steps)} steps by {episode.policy}, "
-                       f"verified score {verdict.score:.2f}")
+                       f"verified score {verdict.score:.2f} — {len(episode.steps)} rows")
         request = ReviewRequested(
             event_id=derived_id("review.requested", episode_id),
             review_id=derived_id("review", episode_id)[:24], subject="episode",
