@@ -116,10 +116,11 @@ class Rollout:
             self._guard.call(self.policy.begin, task.goal, self.device.catalogue())
             while len(steps) < task.max_steps and not observation.done:
                 began = time.perf_counter()
+                counted = _counted(self.policy)
                 action = self._guard.call(self.policy.next_action, observation)
                 observation = self._device(self.device.act, action)
                 latency = (time.perf_counter() - began) * 1000.0
-                usage = getattr(self.policy, "last_usage", None) or TokenUsage()
+                usage = _usage(self.policy, counted)
                 calls = _tool_calls(action)
                 steps.append(Step(index=len(steps), action=action, observation=observation,
                                   thought=getattr(self.policy, "last_thought", None),
@@ -157,6 +158,26 @@ class Rollout:
 
     def close(self) -> None:
         self._guard.close()
+
+
+def _counted(policy: Any) -> int:
+    stats = getattr(policy, "stats", None)
+    return len(getattr(stats, "prompt_tokens", None) or ())
+
+
+def _usage(policy: Any, counted_before: int) -> TokenUsage:
+    """The tokens of the policy's last call: its `last_usage` (a TokenUsage), or the newest
+    entries of `stats.prompt_tokens` / `stats.output_tokens` (trainer.policy.ModelPolicy)."""
+    usage = getattr(policy, "last_usage", None)
+    if isinstance(usage, TokenUsage):
+        return usage
+    stats = getattr(policy, "stats", None)
+    prompts = list(getattr(stats, "prompt_tokens", None) or ())
+    outputs = list(getattr(stats, "output_tokens", None) or ())
+    if len(prompts) > counted_before:
+        return TokenUsage(prompt=int(prompts[-1]), completion=int(outputs[-1]) if outputs else 0,
+                          reasoning=int(getattr(policy, "last_reasoning_tokens", 0) or 0))
+    return TokenUsage()
 
 
 def _tool_calls(action: Any) -> int:

@@ -83,3 +83,29 @@ def test_policies_load_by_name_or_module_class() -> None:
         load_policy("devices.suite.policies:Nope")
     with pytest.raises(PolicyError, match="unknown policy"):
         load_policy("gpt")
+
+
+class CountingPolicy:
+    """A policy that reports its token counts the way trainer.policy.ModelPolicy does."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        self.stats = SimpleNamespace(prompt_tokens=[], output_tokens=[])
+
+    def begin(self, goal, catalogue):  # type: ignore[no-untyped-def]
+        self.goal = goal
+
+    def next_action(self, observation):  # type: ignore[no-untyped-def]
+        self.stats.prompt_tokens.append(100 + observation.step)
+        self.stats.output_tokens.append(7)
+        return Finish()
+
+
+def test_per_step_tokens_come_from_the_policy(tmp_path: Path) -> None:
+    rollout = Rollout(SimPhone(), CountingPolicy(), "counting", BlobStore(tmp_path))
+    _, ended = rollout.run(proposed())
+    assert [(s.tokens.prompt, s.tokens.completion) for s in ended.steps] == [(100, 7)]
+    assert ended.total_tokens.prompt == 100 and ended.total_tokens.completion == 7
