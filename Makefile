@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup browser run test lint bench clean
 
 setup: $(STAMP)
 
@@ -19,10 +19,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+# The gate's browser tests drive Debian's headless Chromium; install it when missing (CI runs
+# as root on Debian; elsewhere sudo is used, and without apt-get the browser tests skip).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	else echo "no apt-get: install chromium and chromedriver by hand, or the browser tests skip"; fi
+
 run: setup
 	$(VENV)/bin/flywheel run
 
-test: setup
+test: setup browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: setup
@@ -31,6 +40,7 @@ lint: setup
 bench: setup
 	$(PY) bench/bus.py
 	$(PY) bench/phone.py
+	$(PY) bench/gate.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .hypothesis

@@ -16,8 +16,8 @@ from schemas.episodes import (
     ObservationRecorded,
 )
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
-from schemas.reviews import ReviewDecided, ReviewRequested
-from schemas.tasks import TaskProposed
+from schemas.reviews import ReviewDecided, ReviewRequested, ReviewStatsReported
+from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import (
     CheckpointSaved,
     DatasetSnapshotted,
@@ -77,6 +77,8 @@ class Topic:
 TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic("flywheel.tasks", "task_id", 3, "delete", (TaskProposed,),
           "Task instances proposed by the generator."),
+    Topic("flywheel.mix", "generator_id", 1, "delete", (MixShifted,),
+          "The generator's target-mix shifts, each with the feedback that caused it."),
     Topic("flywheel.actions", "device_id", 6, "delete", (ActionRequested,),
           "Actions for device runners, keyed by device so one member owns a device."),
     Topic("flywheel.observations", "episode_id", 6, "delete", (ObservationRecorded, DeviceFailed),
@@ -87,8 +89,9 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
           "Checker scores read from device state."),
     Topic("flywheel.failures", "episode_id", 3, "delete", (FailureTraced,),
           "Structured failure traces for the curator and the harness evolver."),
-    Topic("flywheel.reviews", "review_id", 1, "delete", (ReviewRequested, ReviewDecided),
-          "The human review gate: requests and decisions."),
+    Topic("flywheel.reviews", "review_id", 1, "delete",
+          (ReviewRequested, ReviewDecided, ReviewStatsReported),
+          "The human review gate: requests, signed decisions and reviewer stats."),
     Topic("flywheel.datasets", "snapshot_id", 1, "compact", (DatasetSnapshotted,),
           "Parquet training-set snapshots and their manifests."),
     Topic("flywheel.checkpoints", "checkpoint_id", 1, "compact", (CheckpointSaved,),

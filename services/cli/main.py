@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "services.cli.devices_cmd",
     "services.cli.phone_cmd",
     "services.cli.suite_cmd",
+    "services.cli.gate_cmd",
+    "services.cli.review_cmd",
 )
 
 for _name in COMMAND_MODULES:

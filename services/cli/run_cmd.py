@@ -24,6 +24,7 @@ its producer before returning, and raises on failure.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -44,6 +45,7 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.supervisor import (
     MAX_RESTARTS,
     RESTART_BACKOFF_S,
@@ -84,7 +86,7 @@ RECORD_EVERY_S = 0.5
 
 
 def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | None = None,
-                fleet: SimFleet | None = None) -> Text:
+                fleet: SimFleet | None = None, loop: DataLoop | None = None) -> Text:
     """One line: events archived (busiest topics), rate, last flush, buffered, the loss bound."""
     now = now if now is not None else time.monotonic()
     stats = archiver.stats
@@ -102,13 +104,16 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
     if fleet is not None and fleet.count:
         line.append(f" | sim devices {fleet.serving}/{fleet.count}, {fleet.executed:,} actions")
     line.append(f" | {loss_bound(settings)}", style="dim")
+    if loop is not None:
+        line.append("\n" + loop.status(now))
     return line
 
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                   replayed: ReplayReport | None, archive_dir: Path,
                   fleet: SimFleet | None = None,
-                  services: Sequence[tuple[str, str]] = ()) -> Table:
+                  services: Sequence[tuple[str, str]] = (),
+                  loop: DataLoop | None = None) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -127,6 +132,9 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
     for name, detail in services:
         if "0 restart(s)" not in detail or "gave up" in detail:
             table.add_row(f"service {name}", detail)
+    if loop is not None:
+        for name, value in loop.summary_rows():
+            table.add_row(name, value)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
 
@@ -195,11 +203,27 @@ class _Drain:
                 or time.monotonic() - self.draining_since >= DRAIN_MAX_S)
 
 
+def _data_loop_service(loop: DataLoop) -> Callable[[threading.Event], None]:
+    """The data services (generator, rollout, verifier, curator: child processes) as one
+    supervised service: a process that exits unexpectedly is started again (it rebuilds its
+    state from its event store and resumes from its group's offsets); stopping the run stops
+    them first, so the archive drains what they produced."""
+
+    def run(stop: threading.Event) -> None:
+        loop.start()
+        try:
+            while not stop.wait(1.0):
+                loop.respawn_dead()
+        finally:
+            loop.stop()
+    return run
+
+
 def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
-                  fleet: SimFleet) -> None:
+                  fleet: SimFleet, loop: DataLoop | None = None) -> None:
     last_draw = 0.0
-    with Live(status_line(archiver, settings, fleet=fleet), console=console, refresh_per_second=4,
-              transient=False) as live:
+    with Live(status_line(archiver, settings, fleet=fleet, loop=loop), console=console,
+              refresh_per_second=4, transient=False) as live:
 
         def on_step(current: Archiver) -> None:
             nonlocal last_draw
@@ -207,12 +231,15 @@ def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
             if drain.broker_died:
                 current.commit_on_stop = False  # nothing to commit to
             now = time.monotonic()
+            if loop is not None and drain.draining_since is None and loop.finished(
+                    current.stats.archived.get("flywheel.datasets", 0)):
+                drain.stop.set(f"{loop.examples} examples")
             if now - last_draw >= STATUS_REFRESH_S:
-                live.update(status_line(current, settings, now, fleet))
+                live.update(status_line(current, settings, now, fleet, loop))
                 last_draw = now
 
         archiver.run(drain, on_step=on_step)
-        live.update(status_line(archiver, settings, fleet=fleet))
+        live.update(status_line(archiver, settings, fleet=fleet, loop=loop))
     if not console.is_terminal:
         console.line()  # a non-terminal Live leaves its last line unterminated
 
@@ -232,10 +259,17 @@ def run(
     sim_devices: Annotated[int | None, typer.Option(
         "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
                                      "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")] = None,
+    examples: Annotated[int, typer.Option(
+        "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
+                                  "until a snapshot of this many approved examples exists; 0 "
+                                  "runs only the archive and device runners.")] = DEFAULT_EXAMPLES,
+    policy: Annotated[str, typer.Option(
+        "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")] = "oracle",
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
-    phones' device runners until stopped; on stop, drain the archive before the broker stops."""
+    phones' device runners and the data flywheel until `--examples` approved examples are in a
+    snapshot (or until stopped); on stop, drain the archive before the broker stops."""
     install_log_redaction()
     _quiet_clients()
     try:
@@ -252,6 +286,7 @@ def run(
     stop = StopFlag(duration)
     external = bus.bootstrap_or_none() is not None
     supervisor: Supervisor | None = None
+    loop: DataLoop | None = None
     stats = ArchiverStats()
     keep_broker = False
     record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
@@ -284,12 +319,18 @@ def run(
         # The services: one line each (see the module docstring).
         for index in range(fleet.count):
             supervisor.add(f"device-runner sim-{index}", partial(fleet.run_one, index))
+        if examples:
+            loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy)
+            console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
+                          f"until {examples:,} approved examples are in a snapshot "
+                          f"(logs in {loop.log_dir})")
+            supervisor.add("data loop", _data_loop_service(loop))
         supervisor.start()
         drain = _Drain(stop, supervisor, record, broker)
         stop.install()
         try:
             stats, keep_broker = _archive_until_stopped(bootstrap, settings, archive_dir,
-                                                        bus.data_dir, drain, fleet)
+                                                        bus.data_dir, drain, fleet, loop)
         finally:
             stop.restore()
             supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
@@ -312,14 +353,15 @@ def run(
                       highlight=False)
     console.print(summary_table(stats, elapsed_s=time.monotonic() - started,
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
-                                fleet=fleet, services=supervisor.summary() if supervisor else []))
+                                fleet=fleet, services=supervisor.summary() if supervisor else [],
+                                loop=loop))
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 
 
 def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_dir: Path,
-                           data_dir: Path, drain: _Drain, fleet: SimFleet
-                           ) -> tuple[ArchiverStats, bool]:
+                           data_dir: Path, drain: _Drain, fleet: SimFleet,
+                           loop: DataLoop | None = None) -> tuple[ArchiverStats, bool]:
     """The archiver in this thread, rebuilt when it fails; returns its stats and whether the
     broker must be kept (the archiver gave up, so only the broker holds the recent events)."""
     total = ArchiverStats()
@@ -329,7 +371,7 @@ def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_d
         try:
             archiver, source = build_archiver(bootstrap, settings, archive_dir, data_dir=data_dir)
             try:
-                _run_archiver(archiver, settings, drain, fleet)
+                _run_archiver(archiver, settings, drain, fleet, loop)
             finally:
                 source.close()
             _merge(total, archiver.stats)
