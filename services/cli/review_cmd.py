@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -24,7 +25,7 @@ from rich.text import Text
 from services.cli.archive_cmd import fail
 from services.gate.settings import load_gate_settings
 
-__all__ = ["ReviewTally", "register", "render_item", "review_loop"]
+__all__ = ["ReviewTally", "read_key", "register", "render_item", "review_loop"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,19 @@ def render_item(item: dict[str, Any]) -> Group:
                 diff.add_row(row["path"], _cut(row["before"]), _cut(row["after"]))
             parts.append(diff)
     return Group(*parts)
+
+
+def read_key() -> str:
+    """One key press from a terminal; from a pipe or file, the next non-blank character
+    (end of input quits), so keys can be scripted."""
+    if sys.stdin.isatty():
+        return click.getchar()
+    while True:
+        char = sys.stdin.read(1)
+        if char == "":
+            return "q"
+        if not char.isspace():
+            return char
 
 
 def review_loop(client: httpx.Client, out: Console, read_key: Callable[[], str],
@@ -163,7 +177,7 @@ def review(
     headers = {"Authorization": f"Bearer {token.strip()}"}
     try:
         with httpx.Client(base_url=url, headers=headers, timeout=HTTP_TIMEOUT_S) as client:
-            tally = review_loop(client, console, lambda: click.getchar(),
+            tally = review_loop(client, console, read_key,
                                 lambda prompt: console.input(prompt),
                                 {"family": family, "tier": tier, "verdict": verdict,
                                  "category": category})

@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 #: this many, oldest dropped first: a request usually follows its episode within seconds,
 #: and 5,000 trajectories of ~50 KiB are ~250 MiB at most.
 MAX_UNCLAIMED_EPISODES = 5_000
+#: Tasks remembered (oldest dropped first): a task's episodes and review follow it within
+#: minutes, and a task with its instance is a few KiB.
+MAX_TASKS = 20_000
 #: Event ids remembered for dedupe (a redelivery comes within one consumer batch or a
 #: restart's re-read, which starts from scratch).
 MAX_SEEN_IDS = 200_000
@@ -151,7 +154,7 @@ class ReviewQueue:
         self.episodes: OrderedDict[str, EpisodeEnded] = OrderedDict()
         self.verdicts: dict[str, VerdictIssued] = {}
         self.failures: dict[str, list[FailureTraced]] = defaultdict(list)
-        self.tasks: dict[str, TaskInfo] = {}
+        self.tasks: OrderedDict[str, TaskInfo] = OrderedDict()
         self._claims: Counter[str] = Counter()  # episode id → waiting items that show it
         self._unclaimed: OrderedDict[str, None] = OrderedDict()  # kept, but no item waits on
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -159,7 +162,7 @@ class ReviewQueue:
         self.max_unclaimed = max_unclaimed
         self.applied = 0
         self.duplicates = 0
-        self.version = 0  # bumped on every change: page caches key on it
+        self.version = 0  # bumped on every change
 
     # ---- the fold ---------------------------------------------------------------------
     def apply(self, event: Event) -> bool:
@@ -212,6 +215,8 @@ class ReviewQueue:
             self.tasks[event.task_id] = TaskInfo(event.goal, event.template, event.family,
                                                  None if tier is None else str(tier),
                                                  getattr(event, "instance", None))
+            if len(self.tasks) > MAX_TASKS:
+                self.tasks.popitem(last=False)
             return True
         return False
 

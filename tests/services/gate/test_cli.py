@@ -118,3 +118,15 @@ def test_start_with_run_creates_the_key_and_prints_address_and_token_once(
         assert rows["items human-reviewed"] == "0"
     finally:
         handle.stop()
+
+
+def test_flywheel_review_end_to_end_with_keys_on_stdin(env: dict[str, str],
+                                                       live_gate: LiveGate) -> None:
+    result = CliRunner().invoke(
+        app, ["review", "--url", live_gate.url, "--token", live_gate.tokens["alice"],
+              "--verdict", "failed"], input="r" + "loops forever\n" + "q", env=env)
+    assert result.exit_code == 0, result.output
+    item = live_gate.handle.gate.queue.items["rv-b-fail"]
+    assert item.status == "rejected" and item.final.reason == "loops forever"
+    assert live_gate.handle.gate.queue.items["rv-a-pass"].status == "waiting"  # filtered out
+    assert "flywheel review" in result.output
