@@ -41,10 +41,10 @@ SECTIONS: dict[str, str] = {
 MAX_CHANGES = 8
 #: Fields that identify an item; an update may not change them (that would be a remove + add).
 _IDENTITY = ("name",)
-#: Fields outside the content address: the version itself and bookkeeping about lineage.
-_UNHASHED = ("version", "parent", "created_by")
-#: Version strings are this many hex digits of the sha256 (64 bits: collisions need ~4e9 specs).
-_VERSION_HEX = 16
+#: Fields outside the content address: the version itself and the lineage (as HarnessSpec).
+_UNHASHED = ("version", "parent")
+#: Versions are this many hex digits of the sha256, as devices.harness.spec.VERSION_DIGITS.
+_VERSION_HEX = 12
 
 
 class DeltaError(ValueError):
@@ -57,10 +57,10 @@ def canonical_json(value: Any) -> str:
 
 
 def spec_version(spec: Mapping[str, Any]) -> str:
-    """The content address of `spec`: 'h-' + 16 hex of sha256 over its canonical JSON."""
+    """The content address of `spec`: 12 hex of sha256 over its canonical JSON without
+    `version` and `parent` (the same digest HarnessSpec.version gives for its JSON dump)."""
     content = {k: v for k, v in spec.items() if k not in _UNHASHED}
-    digest = hashlib.sha256(canonical_json(content).encode()).hexdigest()
-    return f"h-{digest[:_VERSION_HEX]}"
+    return hashlib.sha256(canonical_json(content).encode()).hexdigest()[:_VERSION_HEX]
 
 
 def with_version(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,6 +145,35 @@ def _apply_named(items: Any, section: str, change: HarnessChange) -> Any:
     return items
 
 
+def _is_tool_policy(tools: Any) -> bool:
+    """HarnessSpec keeps tools as a policy: {"hidden": [...], "descriptions": {name: text}}."""
+    return isinstance(tools, Mapping) and set(tools) <= {"hidden", "descriptions"}
+
+
+def _apply_tool_policy(tools: Mapping[str, Any], change: HarnessChange) -> dict[str, Any]:
+    """update: the catalogue describes the tool with `spec.description`; remove: hide it;
+    add: show a hidden tool again."""
+    hidden = list(tools.get("hidden", []))
+    descriptions = dict(tools.get("descriptions", {}))
+    if change.op == "update":
+        extra = sorted(set(change.spec) - {"description"})
+        if extra:
+            raise DeltaError(f"a tool change may set its description only, not {extra}")
+        text = change.spec.get("description")
+        if not isinstance(text, str) or not text.strip():
+            raise DeltaError(f"tool change {change.name!r} needs a non-empty 'description'")
+        descriptions[change.name] = text.strip()
+    elif change.op == "remove":
+        if change.name in hidden:
+            raise DeltaError(f"tool {change.name!r} is already hidden")
+        hidden.append(change.name)
+    else:
+        if change.name not in hidden:
+            raise DeltaError(f"tool {change.name!r} is not hidden, so it cannot be added back")
+        hidden.remove(change.name)
+    return {**tools, "hidden": hidden, "descriptions": descriptions}
+
+
 def _apply_memory(memory: Any, change: HarnessChange) -> dict[str, Any]:
     """The memory policy is one object; a change sets (add/update) or drops (remove) one field."""
     if not isinstance(memory, Mapping):
@@ -183,6 +212,8 @@ def apply_changes(spec: Mapping[str, Any], changes: Sequence[HarnessChange]) -> 
             out[section] = _apply_memory(out.get(section, {}), change)
         elif change.component == "prompt":
             out[section] = _apply_playbook(list(out.get(section, [])), change)
+        elif change.component == "tool" and _is_tool_policy(out.get(section)):
+            out[section] = _apply_tool_policy(out[section], change)
         else:
             items = out.get(section, [])
             items = dict(items) if isinstance(items, Mapping) else list(items)
@@ -224,6 +255,18 @@ def diff_specs(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[HarnessCh
                 elif a[key] != b[key]:
                     changes.append(HarnessChange(component="memory", op="update", name=key,
                                                  spec={"value": a[key]}))
+            continue
+        if component == "tool" and _is_tool_policy(before) and _is_tool_policy(after):
+            b_desc, a_desc = dict(before.get("descriptions", {})), dict(after.get("descriptions", {}))
+            for name in sorted(set(a_desc)):
+                if a_desc[name] != b_desc.get(name):
+                    changes.append(HarnessChange(component="tool", op="update", name=name,
+                                                 spec={"description": a_desc[name]}))
+            b_hidden, a_hidden = set(before.get("hidden", [])), set(after.get("hidden", []))
+            changes += [HarnessChange(component="tool", op="remove", name=n)
+                        for n in sorted(a_hidden - b_hidden)]
+            changes += [HarnessChange(component="tool", op="add", name=n)
+                        for n in sorted(b_hidden - a_hidden)]
             continue
         if component == "prompt":
             b_texts = [e.get("text") if isinstance(e, Mapping) else e for e in before or []]

@@ -15,8 +15,7 @@ from services.evolver.delta import (
 )
 
 BASE = with_version({
-    "tools": [{"name": "contacts.search", "app": "contacts", "description": "Find contacts.",
-               "parameters": {"type": "object"}, "writes": False}],
+    "tools": {"hidden": ["files.delete"], "descriptions": {"contacts.search": "Find contacts."}},
     "skills": [{"name": "share_photo", "description": "Share a photo.", "parameters": {},
                 "steps": [{"tool": "files.share", "arguments": {"id": "{file_id}"}}]}],
     "subagents": [{"name": "shopper", "description": "Buys.", "tools": ["shopping.search"]}],
@@ -32,7 +31,8 @@ def change(component: str, op: str, item: str, **spec: object) -> HarnessChange:
 def test_version_is_a_content_address_independent_of_key_order_and_lineage() -> None:
     reordered = dict(reversed(list(BASE.items())))
     assert spec_version(reordered) == BASE["version"]
-    assert spec_version({**BASE, "parent": "h-0", "created_by": "x"}) == BASE["version"]
+    assert spec_version({**BASE, "parent": "0" * 12}) == BASE["version"]
+    assert len(BASE["version"]) == 12
     assert spec_version({**BASE, "playbook": ["Read first."]}) != BASE["version"]
 
 
@@ -44,8 +44,8 @@ def test_each_component_applies_one_named_item_and_names_the_parent() -> None:
         change("memory", "update", "retrieve", value="before_first_action"),
         change("prompt", "add", "pb-1", text="Look the contact up before texting."),
     ])
-    assert new["tools"][0]["description"] == "Find contacts by name or nickname."
-    assert new["tools"][0]["writes"] is False  # untouched fields survive an update
+    assert new["tools"] == {"hidden": ["files.delete"], "descriptions": {
+        "contacts.search": "Find contacts by name or nickname."}}
     assert [s["name"] for s in new["skills"]] == ["share_photo", "reorder"]
     assert new["subagents"] == []
     assert new["memory"] == {"retrieve": "before_first_action", "store": ["user_facts"]}
@@ -64,8 +64,12 @@ def test_same_base_and_changes_give_the_same_version() -> None:
 @pytest.mark.parametrize(("changes", "message"), [
     ([], "at least one change"),
     ([change("skill", "add", "share_photo", steps=[])], "already has 'share_photo'"),
-    ([change("tool", "update", "nope.tool", description="x")], "no 'nope.tool'"),
-    ([change("tool", "update", "contacts.search", name="other")], "may not rename"),
+    ([change("tool", "update", "contacts.search", name="other")], "description only"),
+    ([change("tool", "update", "contacts.search")], "non-empty 'description'"),
+    ([change("tool", "remove", "files.delete")], "already hidden"),
+    ([change("tool", "add", "contacts.search")], "not hidden"),
+    ([change("skill", "update", "share_photo", name="other")], "may not rename"),
+    ([change("skill", "update", "nope", description="x")], "no 'nope'"),
     ([change("memory", "update", "forget_after", value=3)], "no field 'forget_after'"),
     ([change("memory", "add", "k")], "needs a 'value'"),
     ([change("prompt", "add", "pb", text=" ")], "non-empty 'text'"),
@@ -90,6 +94,15 @@ def test_keyed_sections_and_object_playbooks_are_edited_in_place() -> None:
     assert new["skills"] == {"a": {"name": "a", "steps": [], "description": "A."}}
     assert new["playbook"] == [{"name": "p1", "text": "uno"}]
     assert new["memory"] == {"forget_after_episodes": 5}
+
+
+def test_tools_are_hidden_and_shown_again_through_the_policy() -> None:
+    hidden = apply_changes(BASE, [change("tool", "remove", "contacts.search")])
+    assert hidden["tools"]["hidden"] == ["files.delete", "contacts.search"]
+    shown = apply_changes(hidden, [change("tool", "add", "files.delete")])
+    assert shown["tools"]["hidden"] == ["contacts.search"]
+    assert diff_specs(BASE, shown) == [change("tool", "remove", "contacts.search"),
+                                       change("tool", "add", "files.delete")]
 
 
 def test_diff_gives_back_the_changes_that_were_applied() -> None:
