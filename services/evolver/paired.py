@@ -29,6 +29,7 @@ __all__ = [
     "compare",
     "gate",
     "holdout_check",
+    "summarise",
 ]
 
 logger = logging.getLogger(__name__)
@@ -121,6 +122,23 @@ def _overall(template_means: dict[str, float], families: dict[str, str]) -> floa
     for template, mean in template_means.items():
         per_family[families[template]].append(mean)
     return sum(FAMILY_WEIGHTS.get(f, 0.0) * float(np.mean(v)) for f, v in per_family.items())
+
+
+def summarise(scores: Sequence[EpisodeScore]) -> tuple[float, dict[str, float]]:
+    """The suite's overall and per-family scores of one run (family means of template means;
+    a family with no episodes counts 0, as in FamilyScores)."""
+    per_template: dict[str, list[float]] = defaultdict(list)
+    families: dict[str, str] = {}
+    for e in scores:
+        per_template[e.template].append(e.score)
+        families[e.template] = e.family
+    means = {t: float(np.mean(v)) for t, v in per_template.items()}
+    per_family: dict[str, list[float]] = defaultdict(list)
+    for t, m in means.items():
+        per_family[families[t]].append(m)
+    family_scores = {f: float(np.mean(per_family[f])) if per_family.get(f) else 0.0
+                     for f in FAMILY_WEIGHTS}
+    return _overall(means, families), family_scores
 
 
 def compare(base: Sequence[EpisodeScore], candidate: Sequence[EpisodeScore], *,
