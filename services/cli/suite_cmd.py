@@ -11,8 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devices.harness.spec import HarnessSpec, SpecError
 from devices.suite.evaluate import evaluate
 from devices.suite.plot import plot_report
+from devices.suite.policies import PolicyLoadError, make_policy
 from devices.suite.registry import FAMILIES, all_templates, templates_for
 from devices.suite.settings import load_settings
 from schemas.settings import SettingsError
@@ -29,12 +31,6 @@ class SplitName(str, Enum):
     train = "train"
     dev = "dev"
     test = "test"
-
-
-class PolicyChoice(str, Enum):
-    oracle = "oracle"
-    random = "random"
-    noop = "noop"
 
 
 @suite_app.command("list")
@@ -65,7 +61,9 @@ def list_templates(
 
 @suite_app.command("eval")
 def eval_policy(
-    policy: Annotated[PolicyChoice, typer.Option(help="Which reference policy to run.")],
+    policy: Annotated[str, typer.Option(
+        help="A built-in policy (oracle, random, noop, claim, ...) or MODULE:CLASS of any "
+             "importable class implementing devices.suite.policies.Policy.")],
     split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
     n: Annotated[int | None, typer.Option(
         min=1, help="Instances per template (default from settings).")] = None,
@@ -74,6 +72,8 @@ def eval_policy(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     plot: Annotated[Path | None, typer.Option(
         help="Also draw the scores as a PNG chart at this path.")] = None,
+    harness: Annotated[Path | None, typer.Option(
+        help="A harness spec JSON file (default: the built-in HarnessSpec.default()).")] = None,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
@@ -81,9 +81,15 @@ def eval_policy(
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    report = evaluate(policy.value, split.value, n or settings.n_per_template,
+    try:
+        spec = HarnessSpec.load(harness) if harness is not None else None
+        agent = make_policy(policy, settings.random_seed)
+    except (PolicyLoadError, SpecError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    report = evaluate(agent, split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
-                      random_seed=settings.random_seed, progress=not as_json)
+                      random_seed=settings.random_seed, progress=not as_json, spec=spec)
     if plot is not None:
         plot_report(report, plot)
     if as_json:
@@ -99,7 +105,8 @@ def eval_policy(
         summary.add_row(family, f"{getattr(report.scores, family):.3f}")
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
     console.print(summary)
-    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
+    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}, harness "
+                  f"{report.harness_version}")
     if plot is not None:
         console.print(f"chart: {plot}")
 
