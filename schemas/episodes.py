@@ -8,7 +8,7 @@ from pydantic import Field, JsonValue
 
 from schemas.actions import Action
 from schemas.envelope import Event, Frozen
-from schemas.observations import Observation
+from schemas.observations import BlobRef, Observation
 
 __all__ = [
     "ActionRequested",
@@ -38,6 +38,7 @@ class Step(Frozen):
     thought: str | None = Field(default=None, description="The policy's reasoning text, if kept.")
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     latency_ms: float = Field(default=0.0, ge=0)
+    tool_calls: int = Field(default=0, ge=0, description="Tool calls this step made.")
 
 
 class ActionRequested(Event):
@@ -93,8 +94,11 @@ class EpisodeEnded(Event):
     environment: Literal["sim", "model", "device"]
     policy: str
     harness: str = "default"
-    outcome: Literal["finished", "max_steps", "device_failed", "error"]
+    outcome: Literal["finished", "max_steps", "device_failed", "error", "timeout"]
     steps: list[Step] = Field(default_factory=list)
     final_answer: JsonValue = None
     total_tokens: TokenUsage = Field(default_factory=TokenUsage)
     tool_calls: int = Field(default=0, ge=0)
+    final_state: BlobRef | None = Field(default=None, description="The device's final state "
+                                        "(JSON) in the blob store; the verifier scores this.")
+    failure: str | None = Field(default=None, description="Why the episode ended early, if so.")

@@ -23,7 +23,7 @@ from schemas.harness import (
     HarnessVetoed,
 )
 from schemas.reviews import ReviewDecided, ReviewRequested
-from schemas.tasks import TaskProposed
+from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import (
     CheckpointSaved,
     DatasetSnapshotted,
@@ -83,6 +83,8 @@ class Topic:
 TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic("flywheel.tasks", "task_id", 3, "delete", (TaskProposed,),
           "Task instances proposed by the generator."),
+    Topic("flywheel.mix", "generator_id", 1, "delete", (MixShifted,),
+          "The generator's target-mix shifts, each with the feedback that caused it."),
     Topic("flywheel.actions", "device_id", 6, "delete", (ActionRequested,),
           "Actions for device runners, keyed by device so one member owns a device."),
     Topic("flywheel.observations", "episode_id", 6, "delete", (ObservationRecorded, DeviceFailed),

@@ -41,6 +41,13 @@ class DatasetSnapshotted(Event):
                                          description="sha256 of the sorted source event ids.")
     source_offsets: list[OffsetRange] = Field(default_factory=list)
     family_counts: dict[str, int] = Field(default_factory=dict)
+    composition: dict[str, int] = Field(default_factory=dict,
+                                        description="Rows per 'family/template/tier' slice.")
+    counts: dict[str, int] = Field(default_factory=dict, description="Episodes seen, admitted, "
+                                   "and dropped by reason (duplicate, environment fault, …).")
+    files: dict[str, str] = Field(default_factory=dict, description="sha256 of each file written.")
+    admission_policy: str = Field(default="", description="Who admitted the rows (the human "
+                                  "gate, or the automatic stand-in).")
 
 
 class CheckpointSaved(Event):

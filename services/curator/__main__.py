@@ -1,0 +1,29 @@
+"""Runs the curator as a faust worker until SIGTERM / Ctrl-C.
+
+    python -m services.curator        # FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES=500 …
+"""
+
+from __future__ import annotations
+
+import logging
+
+from services.curator.service import CuratorService
+from services.curator.settings import load_curator_settings
+from services.dataflow.agent import serve
+from services.rollout.service import blob_dir
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s curator %(message)s")
+
+    def build(bus, bootstrap):  # type: ignore[no-untyped-def]
+        settings = load_curator_settings()
+        return CuratorService(settings.resolved_snapshot_dir(bus.data_dir),
+                              blob_dir(bus.data_dir),
+                              snapshot_examples=settings.snapshot_examples)
+
+    serve(build, "curator")
+
+
+if __name__ == "__main__":
+    main()

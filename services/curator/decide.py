@@ -1,0 +1,208 @@
+"""The curator's domain: pure `evolve(state, event, policy)` and `decide(state, event, policy)`.
+
+An episode is assessed once its task, its `episode.ended` and its verdict are all folded:
+held-out splits, environment faults, failures, exact and near duplicates are dropped (each
+counted by reason); the rest become review requests. Rows enter training only through a
+decision the admission policy verifies (`services.curator.admission`). Assessment happens
+inside `evolve`, so re-folding the stored events after a restart reaches the same state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from schemas.envelope import Event
+from schemas.episodes import EpisodeEnded
+from schemas.reviews import ReviewDecided, ReviewRequested
+from schemas.tasks import MixShifted, TaskProposed
+from schemas.training import DatasetSnapshotted
+from schemas.verdicts import FailureTraced, VerdictIssued
+from services.curator.admission import Admission, AdmissionPolicy
+from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
+from services.dataflow.ids import derived_id
+from services.dataflow.store import Stored
+
+__all__ = ["CuratorState", "Source", "decide", "evolve", "slice_of"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "curator/1.0.0"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an event was read: its id and topic/partition/offset (lineage columns)."""
+
+    event_id: str
+    topic: str
+    partition: int | None
+    offset: int | None
+
+    @classmethod
+    def of(cls, stored: Stored) -> Source:
+        return cls(stored.event.event_id, stored.topic, stored.partition, stored.offset)
+
+
+@dataclass(frozen=True)
+class CuratorState:
+    tasks: dict[str, tuple[TaskProposed, Source]] = field(default_factory=dict)
+    episodes: dict[str, tuple[EpisodeEnded, Source]] = field(default_factory=dict)
+    verdicts: dict[str, tuple[VerdictIssued, Source]] = field(default_factory=dict)
+    failures: dict[str, FailureTraced] = field(default_factory=dict)
+    #: episode id -> "candidate" | "review" | "admitted" | "rejected" | "dropped:<reason>"
+    status: dict[str, str] = field(default_factory=dict)
+    exact: dict[str, str] = field(default_factory=dict)
+    near: dict[str, tuple[tuple[frozenset[str], str], ...]] = field(default_factory=dict)
+    reviews: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: episode id -> (admission, the decision's source); insertion order is admission order
+    admitted: dict[str, tuple[Admission, Source]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    snapshots: tuple[str, ...] = ()
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def admitted_rows(self) -> int:
+        return sum(len(self.episodes[e][0].steps) for e in self.admitted)
+
+    @property
+    def review_queue(self) -> int:
+        return sum(1 for s in self.status.values() if s == "review")
+
+
+def slice_of(task: TaskProposed) -> str:
+    return f"{task.family}/{task.template}/{task.tier}"
+
+
+def _count(state: CuratorState, key: str) -> Counter[str]:
+    counts = Counter(state.counts)
+    counts[key] += 1
+    return counts
+
+
+def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> CuratorState:
+    event = stored.event
+    if isinstance(event, TaskProposed):
+        state = replace(state, tasks={**state.tasks, event.task_id: (event, Source.of(stored))})
+        return _assess_task(state, event.task_id)
+    if isinstance(event, EpisodeEnded):
+        if event.episode_id in state.episodes:
+            return state
+        state = replace(state, episodes={**state.episodes,
+                                         event.episode_id: (event, Source.of(stored))},
+                        counts=_count(state, "episodes"))
+        return _assess(state, event.episode_id)
+    if isinstance(event, VerdictIssued):
+        state = replace(state, verdicts={**state.verdicts,
+                                         event.episode_id: (event, Source.of(stored))})
+        return _assess(state, event.episode_id)
+    if isinstance(event, FailureTraced):
+        key = "failure:" + ("environment_fault" if event.environment_fault else event.category)
+        return replace(state, failures={**state.failures, event.episode_id: event},
+                       counts=_count(state, key))
+    if isinstance(event, ReviewRequested):
+        status = dict(state.status)
+        for episode_id in event.subject_ids:
+            status[episode_id] = "review"
+        return replace(state, status=status,
+                       reviews={**state.reviews, event.review_id: tuple(event.subject_ids)})
+    if isinstance(event, ReviewDecided):
+        return _decided(state, event, Source.of(stored), policy)
+    if isinstance(event, MixShifted):
+        return replace(state, weights=dict(event.weights))
+    if isinstance(event, DatasetSnapshotted):
+        return replace(state, snapshots=(*state.snapshots, event.snapshot_id))
+    return state
+
+
+def _decided(state: CuratorState, event: ReviewDecided, source: Source,
+             policy: AdmissionPolicy) -> CuratorState:
+    asked = state.reviews.get(event.review_id)
+    if asked is None:
+        return replace(state, counts=_count(state, "decisions_for_unknown_reviews"))
+    verdict = policy.verify(event)
+    status, admitted = dict(state.status), dict(state.admitted)
+    if isinstance(verdict, Admission):
+        for episode_id in verdict.episode_ids:
+            if episode_id in asked and episode_id not in admitted:
+                admitted[episode_id] = (verdict, source)
+                status[episode_id] = "admitted"
+        for episode_id in set(asked) - set(verdict.episode_ids):
+            status[episode_id] = "rejected"
+        return replace(state, status=status, admitted=admitted)
+    for episode_id in asked:
+        if status.get(episode_id) == "review":
+            status[episode_id] = "rejected"
+    return replace(state, status=status, counts=_count(state, "rejected_decisions"))
+
+
+def _assess_task(state: CuratorState, task_id: str) -> CuratorState:
+    for episode_id, (episode, _) in state.episodes.items():
+        if episode.task_id == task_id:
+            state = _assess(state, episode_id)
+    return state
+
+
+def _assess(state: CuratorState, episode_id: str) -> CuratorState:
+    if episode_id in state.status or episode_id not in state.episodes \
+            or episode_id not in state.verdicts:
+        return state
+    episode = state.episodes[episode_id][0]
+    if episode.task_id not in state.tasks:
+        return state
+    task = state.tasks[episode.task_id][0]
+    verdict = state.verdicts[episode_id][0]
+    status = dict(state.status)
+    if task.split != "train":
+        reason = "held_out_split"
+    elif verdict.environment_fault:
+        reason = "environment_fault"
+    elif not verdict.passed:
+        reason = "failed"
+    else:
+        reason = None
+    if reason is None:
+        signature = exact_signature(task.template, episode.steps)
+        if signature in state.exact:
+            reason = "duplicate"
+        else:
+            mine = tokens(episode.steps)
+            similar = [other for toks, other in state.near.get(task.template, ())
+                       if jaccard(mine, toks) >= NEAR_THRESHOLD]
+            if similar:
+                reason = "near_duplicate"
+            else:
+                status[episode_id] = "candidate"
+                near = {**state.near, task.template: (*state.near.get(task.template, ()),
+                                                      (mine, episode_id))}
+                return replace(state, status=status, exact={**state.exact, signature: episode_id},
+                               near=near, counts=_count(state, "candidates"))
+    status[episode_id] = f"dropped:{reason}"
+    return replace(state, status=status, counts=_count(state, f"dropped:{reason}"))
+
+
+def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list[Event]:
+    """Review requests for episodes that became candidates (and, under an automatic policy,
+    its decisions). Snapshots are the service's to write (`services.curator.snapshot`)."""
+    after = evolve(state, stored, policy)
+    out: list[Event] = []
+    for episode_id, status in after.status.items():
+        if status != "candidate" or state.status.get(episode_id) == "candidate":
+            continue
+        episode = after.episodes[episode_id][0]
+        verdict = after.verdicts[episode_id][0]
+        task = after.tasks[episode.task_id][0]
+        request = ReviewRequested(
+            event_id=derived_id("review.requested", episode_id),
+            review_id=derived_id("review", episode_id)[:24], subject="episode",
+            subject_ids=[episode_id], score=verdict.score,
+            summary=f"{slice_of(task)}: {len(episode.steps)} steps by {episode.policy}, "
+                    f"verified score {verdict.score:.2f}",
+            source=SOURCE, correlation_id=episode.correlation_id, causation_id=verdict.event_id)
+        out.append(request)
+        if policy.decides_requests:
+            decision = policy.decide_request(request)
+            if decision is not None:
+                out.append(decision)
+    return out

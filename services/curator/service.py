@@ -1,0 +1,58 @@
+"""The curator as a folding service: tasks, episodes, verdicts, failures, reviews, mix and
+datasets in; review requests (and the stand-in's decisions) and snapshots out."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from devices.blobs import BlobStore
+from schemas.envelope import Event
+from schemas.topics import TOPICS, Topic
+from services.curator.admission import AdmissionPolicy, AutoAdmission
+from services.curator.decide import CuratorState, decide, evolve
+from services.curator.snapshot import write_snapshot
+from services.dataflow.store import Stored
+
+__all__ = ["CuratorService"]
+
+logger = logging.getLogger(__name__)
+
+
+class CuratorService:
+    name = "curator"
+    apply_outputs = False  # its reviews and snapshots come back through its inputs
+
+    def __init__(self, snapshot_dir: Path, blob_root: Path, *, snapshot_examples: int = 500,
+                 policy: AdmissionPolicy | None = None,
+                 topics: dict[str, Topic] | None = None) -> None:
+        self.topics = {**TOPICS, **(topics or {})}
+        self.inputs = tuple(self.topics[name] for name in (
+            "flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
+            "flywheel.reviews", "flywheel.mix", "flywheel.datasets"))
+        self.snapshot_dir = snapshot_dir
+        self.blobs = BlobStore(blob_root)
+        self.snapshot_examples = snapshot_examples
+        self.policy: AdmissionPolicy = policy or AutoAdmission()
+        self.state = CuratorState()
+        self._written: set[int] = set()  # snapshot numbers sent, not yet read back
+
+    def apply(self, stored: Stored) -> None:
+        self.state = evolve(self.state, stored, self.policy)
+
+    def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:
+        out: list[tuple[Topic, Event]] = [(self.topics["flywheel.reviews"], e)
+                                          for e in decide(self.state, stored, self.policy)]
+        after = evolve(self.state, stored, self.policy)
+        number = len(after.snapshots) + 1
+        if after.admitted_rows >= self.snapshot_examples * number and number not in self._written:
+            target = self.snapshot_examples * number
+            event = write_snapshot(after, target, self.snapshot_dir, self.blobs,
+                                   self.policy.name, cause=stored.event.event_id)
+            logger.info("snapshot %s: %d rows at %s", event.snapshot_id, event.rows, event.path)
+            self._written.add(number)
+            out.append((self.topics["flywheel.datasets"], event))
+        return out
+
+    def tick(self) -> list[tuple[Topic, Event]]:
+        return []

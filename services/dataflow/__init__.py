@@ -1,0 +1,1 @@
+"""Shared plumbing of the data-flywheel services (generator, rollout, verifier, curator)."""

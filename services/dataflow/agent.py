@@ -1,0 +1,94 @@
+"""Runs a FoldingService as a faust-streaming agent (one worker process per service).
+
+The agent reads the service's input topics as raw bytes, takes batches with
+`stream.take_events()` (so offsets and topics stay known for lineage), decodes them with the
+codec (bad bytes go to `<topic>.dlq`, never crash the agent) and hands each batch to the
+`Runner` in a worker thread. A faust timer calls the service's `tick`. At-least-once:
+faust commits offsets of acknowledged events; the service's event store and derived ids
+make redeliveries no-ops. No faust tables: state lives in the event store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from schemas.registry import SchemaError
+from services.dataflow.runner import FoldingService, Runner
+from services.dataflow.store import EventStore, Stored
+from streams.codec import decode
+from streams.dlq import DeadLetterRouter
+from streams.faust_app import make_app
+from streams.producer import TypedProducer
+from streams.settings import BusSettings, load_bus_settings
+
+__all__ = ["BATCH_MAX", "BATCH_WITHIN_S", "TICK_S", "serve", "store_path"]
+
+logger = logging.getLogger(__name__)
+
+#: Events per batch: enough to amortise one flush and one SQLite transaction.
+BATCH_MAX = 200
+#: …or whatever arrived within this long (keeps the loop's latency low at low volume).
+BATCH_WITHIN_S = 0.05
+#: How often `tick` runs (top-ups of the generator's queue).
+TICK_S = 1.0
+
+
+def store_path(data_dir: str | Path, name: str) -> Path:
+    """Where service `name` keeps its event store: `<data dir>/services/<name>.sqlite`."""
+    return Path(data_dir) / "services" / f"{name}.sqlite"
+
+
+def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
+          group_id: str | None = None) -> None:
+    """Builds the service, restores it from its store and runs it as a faust worker until
+    SIGTERM/Ctrl-C. `build(bus_settings, bootstrap)` makes the service."""
+    from faust import Worker
+
+    try:
+        bus = load_bus_settings()
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        raise SystemExit(2) from None
+    app = make_app(group_id or f"flywheel-{name}", bus)
+    bootstrap = ",".join(str(url).removeprefix("kafka://") for url in app.conf.broker)
+    service = build(bus, bootstrap)
+    store = EventStore(store_path(bus.data_dir, name))
+    producer = TypedProducer(bootstrap, client_id=name)
+    runner = Runner(service, store, producer)
+    runner.restore()
+    dead_letters = DeadLetterRouter(producer)
+    topics = {t.name: t for t in service.inputs}
+    channel = app.topic(*topics, key_type=bytes, value_type=bytes, key_serializer="raw",
+                        value_serializer="raw")
+    limit = bus.max_message_bytes
+
+    @app.agent(channel, name=f"{name}-agent")
+    async def consume(stream):  # type: ignore[no-untyped-def]
+        loop = asyncio.get_running_loop()
+        async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
+            items = []
+            for item in events:
+                message = item.message
+                try:
+                    event = decode(item.value, topics[message.topic], limit,
+                                   tuple(message.headers or ()))
+                except SchemaError as error:
+                    dead_letters.route(message.topic, message.partition, message.offset,
+                                       message.key, item.value, error)
+                    dead_letters.flush()  # durable before faust commits past it
+                    continue
+                items.append(Stored(event, message.topic, message.partition, message.offset))
+            if items:
+                await loop.run_in_executor(None, runner.process, items)
+
+    @app.timer(TICK_S)
+    async def tick() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, runner.tick)
+
+    sys.argv = sys.argv[:1]
+    logger.info("%s serving %s", name, ", ".join(topics))
+    Worker(app, loglevel="warning", quiet=True).execute_from_commandline()

@@ -1,0 +1,33 @@
+"""Settings of the generator service (env prefix FLYWHEEL_GENERATOR_)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.settings import load_settings
+
+__all__ = ["GeneratorSettings", "load_generator_settings"]
+
+
+class GeneratorSettings(BaseSettings):
+    """How many tasks are kept open, how many in all, and how often tasks are constructed."""
+
+    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_GENERATOR_", frozen=True,
+                                      extra="ignore")
+
+    queue_depth: int = Field(default=32, ge=1, le=10_000, description="Tasks kept open "
+                             "(proposed, no verdict yet): enough to keep every rollout busy.")
+    max_tasks: int | None = Field(default=None, ge=0, description="Stop proposing after this "
+                                  "many tasks (unset: no limit).")
+    compose_every: int = Field(default=7, ge=0, description="Every n-th task composes two "
+                               "templates (0: never).")
+    rephrase_every: int = Field(default=5, ge=0, description="Every n-th task rephrases its "
+                                "goal (0: never).")
+    suite_seed: int = Field(default=0, ge=0, description="Seeds every instance.")
+    generator_id: str = Field(default="generator", min_length=1,
+                              description="Names this generator in mix.shifted events.")
+
+
+def load_generator_settings(**overrides: object) -> GeneratorSettings:
+    return load_settings(GeneratorSettings, "generator", **overrides)

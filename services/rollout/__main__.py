@@ -1,0 +1,36 @@
+"""Runs the rollout service until SIGTERM / Ctrl-C.
+
+    python -m services.rollout        # FLYWHEEL_ROLLOUT_POLICY=oracle by default
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+from services.rollout.service import run_rollout
+from services.rollout.settings import load_rollout_settings
+from streams.broker import ensure_broker
+from streams.settings import load_bus_settings
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s rollout %(message)s")
+    try:
+        bus, settings = load_bus_settings(), load_rollout_settings()
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    bootstrap, _ = ensure_broker(bus)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stats = run_rollout(settings, bootstrap, bus.data_dir, stop)
+    logging.getLogger("rollout").info("stopped after %d episodes (%s)", stats.episodes, dict(stats.outcomes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Runs one episode of a proposed task: policy and device calls under timeouts, per-step
+tokens/latency/tool calls, the final state in the blob store, and the two episode events.
+
+A stuck policy or device call does not hang the rollout: after `call_timeout_s` the episode
+ends with outcome `timeout` and a failure message (the abandoned call's thread is left to
+finish on its own; its worker is replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from devices.blobs import BlobStore
+from devices.protocol import DeviceError, DeviceLost
+from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
+from schemas.tasks import TaskProposed
+from services.dataflow.ids import derived_id
+from services.dataflow.tasks import final_state_json, instance_of
+
+__all__ = ["EpisodeTimeout", "Rollout", "episode_id_for"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "rollout/1.0.0"
+T = TypeVar("T")
+
+
+class EpisodeTimeout(RuntimeError):
+    """A policy or device call took longer than the rollout's call timeout."""
+
+
+def episode_id_for(task_id: str, policy: str, harness: str) -> str:
+    """Deterministic: the same task rolled out again by the same policy and harness (a
+    redelivery after a crash) is the same episode, so nothing downstream counts it twice."""
+    return derived_id("episode", task_id, policy, harness)
+
+
+@dataclass
+class _Guard:
+    """One worker thread that runs calls with a timeout; replaced when a call gets stuck."""
+
+    timeout_s: float
+    pool: ThreadPoolExecutor | None = None
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        if self.timeout_s <= 0:
+            return fn(*args)
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="rollout-call")
+        future = self.pool.submit(fn, *args)
+        try:
+            return future.result(self.timeout_s)
+        except FutureTimeout:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+            raise EpisodeTimeout(f"{getattr(fn, '__qualname__', fn)} took longer than "
+                                 f"{self.timeout_s:g} s") from None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Rollout:
+    """Runs episodes on one device with one policy object (not thread-safe: one per worker)."""
+
+    def __init__(self, device: Any, policy: Any, policy_name: str, blobs: BlobStore, *,
+                 harness: str = "default", environment: str = "sim",
+                 call_timeout_s: float = 30.0, suite_seed: int = 0) -> None:
+        self.device = device
+        self.policy = policy
+        self.policy_name = policy_name
+        self.blobs = blobs
+        self.harness = harness
+        self.environment = environment
+        self.suite_seed = suite_seed
+        self._guard = _Guard(call_timeout_s)
+
+    def run(self, proposed: TaskProposed) -> tuple[EpisodeStarted, EpisodeEnded]:
+        task = instance_of(proposed, self.suite_seed)
+        episode_id = episode_id_for(task.task_id, self.policy_name, self.harness)
+        envelope = {"source": SOURCE, "correlation_id": proposed.correlation_id}
+        started = EpisodeStarted(
+            event_id=derived_id("episode.started", episode_id), episode_id=episode_id,
+            task_id=task.task_id, device_id=self.device.device_id,
+            environment=self.environment, policy=self.policy_name, harness=self.harness,
+            causation_id=proposed.event_id, **envelope)
+        steps: list[Step] = []
+        outcome, failure, answer = "max_steps", None, None
+        total = TokenUsage()
+        try:
+            observation = self._guard.call(self.device.reset, task)
+            self._guard.call(self.policy.begin, task, self.device)
+            while len(steps) < task.max_steps and not observation.done:
+                began = time.perf_counter()
+                action = self._guard.call(self.policy.next_action, observation)
+                observation = self._guard.call(self.device.act, action)
+                latency = (time.perf_counter() - began) * 1000.0
+                usage = getattr(self.policy, "last_usage", None) or TokenUsage()
+                calls = _tool_calls(action)
+                steps.append(Step(index=len(steps), action=action, observation=observation,
+                                  thought=getattr(self.policy, "last_thought", None),
+                                  tokens=usage, latency_ms=latency, tool_calls=calls))
+                total = TokenUsage(prompt=total.prompt + usage.prompt,
+                                   completion=total.completion + usage.completion,
+                                   reasoning=total.reasoning + usage.reasoning)
+                if action.action_type in ("answer", "finish"):
+                    answer = getattr(action, "text", None) or getattr(action, "answer", None)
+            if observation.done and (len(steps) < task.max_steps
+                                     or steps[-1].action.action_type == "finish"):
+                outcome = "finished"
+        except EpisodeTimeout as error:
+            outcome, failure = "timeout", str(error)
+        except DeviceLost as error:
+            outcome, failure = "device_failed", f"the device was lost: {error}"
+        except DeviceError as error:
+            outcome, failure = "device_failed", f"the device failed: {error}"
+        except Exception as error:  # noqa: BLE001 - a policy bug ends its episode, not the service
+            logger.warning("episode %s ended with an error: %s", episode_id, error)
+            outcome, failure = "error", f"{type(error).__name__}: {error}"
+        final_state = None
+        if outcome != "timeout" and hasattr(self.device, "state"):
+            data = json.dumps(final_state_json(self.device.state), sort_keys=True,
+                              separators=(",", ":"), default=str).encode()
+            final_state = self.blobs.put(data, "application/json")
+        ended = EpisodeEnded(
+            event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
+            task_id=task.task_id, device_id=self.device.device_id,
+            environment=self.environment, policy=self.policy_name, harness=self.harness,
+            outcome=outcome, steps=steps, final_answer=answer, total_tokens=total,
+            tool_calls=sum(s.tool_calls for s in steps), final_state=final_state,
+            failure=failure, causation_id=started.event_id, **envelope)
+        return started, ended
+
+    def close(self) -> None:
+        self._guard.close()
+
+
+def _tool_calls(action: Any) -> int:
+    kind = action.action_type
+    if kind == "tool_call":
+        return 1
+    if kind == "delegate":
+        return len((action.arguments or {}).get("tool_calls", []) or [])
+    return 1 if kind in ("use_skill", "memory_read", "memory_write") else 0

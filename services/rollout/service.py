@@ -1,0 +1,97 @@
+"""The rollout loop: poll tasks, run their episodes on N simulated phones at once, publish
+`episode.started` / `episode.ended`, then commit (at-least-once; episode and event ids are
+derived from the task, so a redelivered task repeats the same events)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from devices.blobs import BlobStore
+from schemas.tasks import TaskProposed
+from schemas.topics import TOPICS, Topic
+from services.rollout.engine import Rollout
+from services.rollout.policies import load_policy
+from services.rollout.settings import RolloutSettings
+from streams.consumer import TypedBatchConsumer
+from streams.producer import TypedProducer
+
+__all__ = ["EPISODES", "TASKS", "RolloutStats", "blob_dir", "run_rollout"]
+
+logger = logging.getLogger(__name__)
+
+TASKS = TOPICS["flywheel.tasks"]
+EPISODES = TOPICS["flywheel.episodes"]
+SEND_TIMEOUT_S = 30.0
+
+
+def blob_dir(data_dir: str | Path) -> Path:
+    """Where episodes' final states live: `<data dir>/blobs`."""
+    return Path(data_dir) / "blobs"
+
+
+@dataclass
+class RolloutStats:
+    episodes: int = 0
+    steps: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    busy_s: float = 0.0
+    started_at: float = field(default_factory=time.monotonic)
+
+
+def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
+                stop: threading.Event, *, tasks: Topic = TASKS, episodes: Topic = EPISODES,
+                stats: RolloutStats | None = None,
+                on_batch: Callable[[RolloutStats], None] | None = None) -> RolloutStats:
+    """Serves tasks until `stop` is set."""
+    from devices.sim import SimPhone
+
+    stats = stats if stats is not None else RolloutStats()
+    blobs = BlobStore(blob_dir(data_dir))
+    workers = [Rollout(SimPhone(f"rollout-sim-{i}"), load_policy(settings.policy, i),
+                       settings.policy, blobs, harness=settings.harness,
+                       call_timeout_s=settings.call_timeout_s, suite_seed=settings.suite_seed)
+               for i in range(settings.concurrency)]
+    pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rollout")
+
+    def run_share(worker: Rollout, share: list[TaskProposed]) -> list:
+        return [worker.run(task) for task in share]
+
+    try:
+        with TypedBatchConsumer(bootstrap, [tasks], settings.group_id, client_id="rollout",
+                                max_records=settings.max_batch) as consumer, \
+                TypedProducer(bootstrap, client_id="rollout") as producer:
+            while not stop.is_set():
+                batch = [r.event for r in consumer.poll_batch(settings.poll_timeout_ms)
+                         if isinstance(r.event, TaskProposed)]
+                if batch:
+                    began = time.monotonic()
+                    shares = [batch[i::len(workers)] for i in range(len(workers))]
+                    futures = [pool.submit(run_share, w, s) for w, s in zip(workers, shares) if s]
+                    sent = []
+                    for future in futures:
+                        for started, ended in future.result():
+                            sent.append(producer.send(episodes, started))
+                            sent.append(producer.send(episodes, ended))
+                            stats.episodes += 1
+                            stats.steps += len(ended.steps)
+                            stats.outcomes[ended.outcome] += 1
+                    producer.flush()
+                    for future in sent:  # a failed send raises: no commit, so redelivery
+                        future.get(timeout=SEND_TIMEOUT_S)
+                    stats.busy_s += time.monotonic() - began
+                consumer.commit()
+                if batch and on_batch is not None:
+                    on_batch(stats)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.close()
+            worker.device.close()
+    return stats

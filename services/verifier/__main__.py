@@ -1,0 +1,21 @@
+"""Runs the verifier as a faust worker until SIGTERM / Ctrl-C.
+
+    python -m services.verifier
+"""
+
+from __future__ import annotations
+
+import logging
+
+from services.dataflow.agent import serve
+from services.rollout.service import blob_dir
+from services.verifier.service import VerifierService
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s verifier %(message)s")
+    serve(lambda bus, bootstrap: VerifierService(blob_dir(bus.data_dir)), "verifier")
+
+
+if __name__ == "__main__":
+    main()
