@@ -37,7 +37,7 @@ from schemas.harness import (
 )
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.evolver.delta import DeltaError, apply_changes, spec_version
+from services.evolver.delta import DeltaError, apply_delta, normalise, spec_version
 from services.evolver.paired import DEFAULT_TOLERANCE
 from services.evolver.propose import (
     DEFAULT_MIN_SUPPORT,
@@ -122,9 +122,9 @@ class EvolverState:
 
 
 def initial_state(spec: Mapping[str, Any]) -> EvolverState:
-    """The state before any event: `spec` is the current harness."""
-    version = spec_version(spec)
-    return EvolverState(current=version, specs={version: dict(spec)})
+    """The state before any event: `spec` (validated as a HarnessSpec) is the current harness."""
+    spec = normalise(spec)
+    return EvolverState(current=spec["version"], specs={spec["version"]: spec})
 
 
 def _bounded(mapping: Mapping[str, Any], key: str, value: Any, limit: int) -> dict[str, Any]:
@@ -185,7 +185,7 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
         specs = dict(state.specs)
         proposal = state.proposals.get(event.proposal_id)
         if event.harness not in specs and proposal is not None:
-            specs[event.harness] = apply_changes(specs[proposal.base_harness], proposal.changes)
+            specs[event.harness] = apply_delta(specs[proposal.base_harness], proposal.changes)
         if event.harness not in specs:
             logger.warning("promotion of unknown harness %s ignored; register its spec first",
                            event.harness)
@@ -214,7 +214,7 @@ def _promoted(state: EvolverState, proposal_id: str, cause: Event | None,
     envelope = cause.caused() if cause is not None else {
         "correlation_id": proposal.correlation_id, "causation_id": test.event_id}
     extra = {"occurred_at": now} if now is not None else {}
-    candidate = spec_version(apply_changes(state.spec, proposal.changes))
+    candidate = spec_version(apply_delta(state.spec, proposal.changes))
     return HarnessPromoted(source=config.source, proposal_id=proposal_id,
                            harness=candidate, previous=state.current,
                            motivated_by=list(proposal.motivated_by), dev_delta=dev.delta,
@@ -296,7 +296,7 @@ def _decide_evaluated(state: EvolverState, event: HarnessEvaluated,
                           f"proposed on harness {proposal.base_harness}, but {state.current} "
                           "is current now; the evolver proposes again on the new one", config)]
     try:
-        candidate = spec_version(apply_changes(state.spec, proposal.changes))
+        candidate = spec_version(apply_delta(state.spec, proposal.changes))
     except DeltaError as error:
         return [_rejected(state, event, event.proposal_id, "invalid", str(error), config)]
     if event.candidate_harness and event.candidate_harness != candidate:

@@ -23,8 +23,10 @@ __all__ = [
     "SECTIONS",
     "DeltaError",
     "apply_changes",
+    "apply_delta",
     "canonical_json",
     "diff_specs",
+    "normalise",
     "spec_version",
     "with_version",
 ]
@@ -222,6 +224,25 @@ def apply_changes(spec: Mapping[str, Any], changes: Sequence[HarnessChange]) -> 
         raise DeltaError("the changes leave the harness as it was")
     out["parent"] = base_version
     return with_version(out)
+
+
+def normalise(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """`spec` validated as a devices.harness HarnessSpec and dumped back (defaults filled in,
+    so the version is the one the harness itself reports); DeltaError when it is not valid."""
+    from devices.harness.spec import HarnessSpec, SpecError  # the harness validates its spec
+
+    body = {k: v for k, v in spec.items() if k != "version"}
+    try:
+        model = HarnessSpec.from_json_dict(body)
+    except SpecError as error:
+        raise DeltaError(str(error)) from None
+    return model.to_json_dict()
+
+
+def apply_delta(spec: Mapping[str, Any], changes: Sequence[HarnessChange]) -> dict[str, Any]:
+    """`apply_changes`, then validated as a HarnessSpec: what the evolver proposes and promotes
+    is always a spec the harness can load, and its version is the harness's own."""
+    return normalise(apply_changes(spec, changes))
 
 
 def _index(items: Any) -> dict[str, Any]:

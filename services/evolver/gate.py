@@ -15,7 +15,7 @@ from typing import Any
 
 from schemas.harness import HarnessEvaluated, HarnessProposed
 from schemas.tasks import Split
-from services.evolver.delta import apply_changes, spec_version
+from services.evolver.delta import apply_delta, spec_version
 from services.evolver.paired import (
     DEFAULT_RESAMPLES,
     DEFAULT_TOLERANCE,
@@ -80,7 +80,7 @@ def evaluate_proposal(base: Mapping[str, Any], proposal: HarnessProposed, runner
     if spec_version(base) != proposal.base_harness:
         raise ValueError(f"proposal {proposal.proposal_id} was made on harness "
                          f"{proposal.base_harness}, not on {spec_version(base)}")
-    candidate = apply_changes(base, proposal.changes)
+    candidate = apply_delta(base, proposal.changes)
     out = []
     dev = compare(runner(base, "dev"), runner(candidate, "dev"), resamples=resamples)
     decision = gate(dev, tolerance)

@@ -28,8 +28,8 @@ from typing import Any
 
 from schemas.episodes import EpisodeEnded
 from schemas.harness import HarnessChange
-from schemas.verdicts import FailureTraced
-from services.evolver.delta import DeltaError, apply_changes, canonical_json, spec_version
+from schemas.verdicts import ENVIRONMENT_CATEGORIES, FailureTraced
+from services.evolver.delta import DeltaError, apply_delta, canonical_json, spec_version
 
 __all__ = [
     "DEFAULT_MIN_SUPPORT",
@@ -61,7 +61,7 @@ _SKILL_CATEGORIES = frozenset({"skill_misroute", "wrong_skill", "wrong_tool", "i
 _TOOL_CATEGORIES = frozenset({"bad_arguments", "wrong_arguments"})
 _MEMORY_CATEGORIES = frozenset({"memory_miss"})
 # Never proposed from: the environment failed, not the harness or the policy.
-_ENVIRONMENT = frozenset({"device_failure", "environment_fault"})
+_ENVIRONMENT = ENVIRONMENT_CATEGORIES
 _NAME = re.compile(r"[^a-z0-9_]+")
 
 
@@ -113,17 +113,32 @@ class Proposal:
     group: tuple[str, str, str] = field(default=("", "", ""))
 
 
+def _tool_named(evidence: Mapping[str, Any]) -> str | None:
+    """The tool a failure is about: `evidence.tool`, else the tool call the verifier expected
+    (or, failing that, the one the policy took) at the first wrong step."""
+    if isinstance(evidence.get("tool"), str):
+        return evidence["tool"]
+    for side in ("expected", "taken"):
+        action = evidence.get(side)
+        if isinstance(action, Mapping) and action.get("action_type") == "tool_call" \
+                and isinstance(action.get("name"), str):
+            return action["name"]
+    return None
+
+
 def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None) -> Trace:
-    """The evolver's view of a failure: template and app from the evidence (or the task index
-    `templates`, task id → template), the tool it failed on when the evidence names one."""
+    """The evolver's view of a failure: template from the evidence or the task index
+    `templates` (task id → template), the tool and app it failed on when known. A trace the
+    verifier blamed on the environment keeps category `environment_fault` (never proposed from)."""
     evidence = event.evidence
     template = evidence.get("template") or (templates or {}).get(event.task_id) or "unknown"
-    tool = evidence.get("tool") if isinstance(evidence.get("tool"), str) else None
+    tool = _tool_named(evidence)
     app = evidence.get("app")
     if not isinstance(app, str):
         app = tool.split(".", 1)[0] if tool else "any"
+    category = "environment_fault" if event.environment_fault else event.category
     return Trace(event_id=event.event_id, episode_id=event.episode_id, task_id=event.task_id,
-                 template=str(template), family=event.family, category=event.category,
+                 template=str(template), family=event.family, category=category,
                  app=app, tool=tool, summary=event.summary)
 
 
@@ -394,7 +409,7 @@ def propose(spec: Mapping[str, Any], traces: Iterable[Trace],
             continue
         changes, why = made
         try:
-            apply_changes(spec, changes)
+            apply_delta(spec, changes)
         except DeltaError as error:
             logger.info("dropping a %s proposal for %s: %s", rule, key, error)
             continue

@@ -147,6 +147,14 @@ def test_traces_take_the_template_from_the_task_index_when_evidence_lacks_it() -
     trace = trace_of(event, {"t9": "recall_note"})
     assert (trace.template, trace.app, trace.tool) == ("recall_note", "notes", "notes.search")
     assert trace_of(event).template == "unknown"
+    # the verifier's evidence names the expected call at the first wrong step
+    verified = event.model_copy(update={"evidence": {
+        "taken": {"action_type": "finish"},
+        "expected": {"action_type": "tool_call", "name": "contacts.search", "arguments": {}}}})
+    assert trace_of(verified).tool == "contacts.search" and trace_of(verified).app == "contacts"
+    blamed = event.model_copy(update={"environment_fault": True})
+    assert trace_of(blamed).category == "environment_fault"
+    assert group_traces([trace_of(blamed), trace_of(blamed)]) == {}
 
 
 def test_successes_come_from_solved_episodes() -> None:
