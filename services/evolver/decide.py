@@ -150,9 +150,11 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
         episode = state.waiting.get(event.episode_id)
         if episode is None:
             return state
+        if not event.passed:
+            return state  # kept for the failure trace that follows (it reads the steps)
         waiting = {k: v for k, v in state.waiting.items() if k != event.episode_id}
         known = state.tasks.get(event.task_id)
-        if not event.passed or known is None:
+        if known is None:
             return replace(state, waiting=waiting)
         template, goal = known
         solved = success_from_episode(episode, template, goal)
@@ -160,7 +162,10 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
         return replace(state, waiting=waiting, successes={**state.successes, template: kept})
     if isinstance(event, FailureTraced):
         templates = {k: v[0] for k, v in state.tasks.items()}
-        return replace(state, traces=(*state.traces, trace_of(event, templates)))
+        episode = state.waiting.get(event.episode_id)
+        waiting = {k: v for k, v in state.waiting.items() if k != event.episode_id}
+        return replace(state, waiting=waiting,
+                       traces=(*state.traces, trace_of(event, templates, episode)))
     if isinstance(event, HarnessProposed):
         used = set(event.motivated_by)
         return replace(state, proposals={**state.proposals, event.proposal_id: event},

@@ -11,7 +11,8 @@ motivated it:
 - a **clarified tool description** for argument errors (the schema's constraints and a
   value that worked, in words);
 - a **memory policy** change for memory misses (show memory up front, retrieve more);
-- a **playbook entry** (the procedure that worked, in one sentence) for the rest.
+- a **playbook entry** (the procedure that worked, in one sentence) for the rest;
+- and, across groups, a hidden tool that failed episodes kept reaching for is **shown again**.
 
 Pure: the same traces, successes and spec give the same proposals in the same order.
 """
@@ -41,6 +42,7 @@ __all__ = [
     "group_traces",
     "proposal_id",
     "propose",
+    "refused_tools",
     "success_from_episode",
     "trace_of",
 ]
@@ -78,6 +80,7 @@ class Trace:
     app: str
     tool: str | None
     summary: str
+    refused: tuple[str, ...] = ()  # tools the harness refused as not in the catalogue
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +129,8 @@ def _tool_named(evidence: Mapping[str, Any]) -> str | None:
     return None
 
 
-def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None) -> Trace:
+def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None,
+             episode: EpisodeEnded | None = None) -> Trace:
     """The evolver's view of a failure: template from the evidence or the task index
     `templates` (task id → template), the tool and app it failed on when known. A trace the
     verifier blamed on the environment keeps category `environment_fault` (never proposed from)."""
@@ -139,7 +143,27 @@ def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None) -
     category = "environment_fault" if event.environment_fault else event.category
     return Trace(event_id=event.event_id, episode_id=event.episode_id, task_id=event.task_id,
                  template=str(template), family=event.family, category=category,
-                 app=app, tool=tool, summary=event.summary)
+                 app=app, tool=tool, summary=event.summary,
+                 refused=refused_tools(episode) if episode is not None else ())
+
+
+def refused_tools(episode: EpisodeEnded) -> tuple[str, ...]:
+    """Tools the harness refused in `episode` because its catalogue does not show them
+    (directly, or inside a skill's steps or a sub-agent's results), in order of first use."""
+    names: dict[str, None] = {}
+    for step in episode.steps:
+        result = step.observation.result
+        if result is None:
+            continue
+        if result.error is not None and result.error.code == "unknown_tool" \
+                and step.action.action_type == "tool_call":
+            names[step.action.name] = None
+        value = result.value if isinstance(result.value, Mapping) else {}
+        for inner in [*(value.get("steps") or []), *(value.get("results") or [])]:
+            error = inner.get("error") if isinstance(inner, Mapping) else None
+            if isinstance(error, Mapping) and error.get("code") == "unknown_tool":
+                names[str(inner.get("name"))] = None
+    return tuple(names)
 
 
 def success_from_episode(episode: EpisodeEnded, template: str, goal: str) -> Success:
@@ -378,6 +402,28 @@ def _playbook_rule(spec: Mapping[str, Any], key: tuple[str, str, str], traces: S
             f"playbook entry for {key[2]} after {len(traces)} {key[0]} failures")
 
 
+def _catalogue_proposals(spec: Mapping[str, Any], traces: Sequence[Trace], min_support: int
+                         ) -> list[tuple[list[HarnessChange], str, list[Trace]]]:
+    """A hidden tool the policy kept reaching for is shown again, one proposal per tool."""
+    tools = spec.get("tools", {})
+    hidden = set(tools.get("hidden", [])) if isinstance(tools, Mapping) else set()
+    wanted: dict[str, list[Trace]] = defaultdict(list)
+    for trace in traces:
+        if trace.category in _ENVIRONMENT:
+            continue
+        for name in trace.refused:
+            if name in hidden:
+                wanted[name].append(trace)
+    out = []
+    for name, group in sorted(wanted.items()):
+        if len(group) >= min_support:
+            why = (f"show {name} again: the catalogue hides it and {len(group)} failed "
+                   "episodes reached for it")
+            out.append(([HarnessChange(component="tool", op="add", name=name)], why,
+                        sorted(group, key=lambda t: t.event_id)))
+    return out
+
+
 def propose(spec: Mapping[str, Any], traces: Iterable[Trace],
             successes: Mapping[str, Sequence[Success]], *, tools: Mapping[str, Any] | None = None,
             min_support: int = DEFAULT_MIN_SUPPORT,
@@ -390,7 +436,32 @@ def propose(spec: Mapping[str, Any], traces: Iterable[Trace],
     base = spec_version(spec)
     out: list[Proposal] = []
     seen: set[str] = set()
-    for key, group in group_traces(traces).items():
+    traces = list(traces)
+
+    def keep(changes: list[HarnessChange], rule: str, why: str, group: Sequence[Trace],
+             key: tuple[str, str, str]) -> bool:
+        try:
+            apply_delta(spec, changes)
+        except DeltaError as error:
+            logger.info("dropping a %s proposal for %s: %s", rule, key, error)
+            return False
+        pid = proposal_id(base, changes)
+        if pid in exclude or pid in seen:
+            return False
+        seen.add(pid)
+        out.append(Proposal(
+            proposal_id=pid, base=base, changes=tuple(changes),
+            motivated_by=tuple(t.event_id for t in group), rule=rule,
+            rationale=f"{why} ({key[0]} on {key[1]}/{key[2]}: {len(group)} failures, "
+                      f"e.g. {group[0].summary!r})", group=key))
+        return True
+
+    used: set[str] = set()
+    for changes, why, group in _catalogue_proposals(spec, traces, min_support):
+        key = (group[0].category, changes[0].name.split(".", 1)[0], group[0].template)
+        if keep(changes, "catalogue", why, group, key):
+            used |= {t.event_id for t in group}
+    for key, group in group_traces(t for t in traces if t.event_id not in used).items():
         if len(group) < min_support:
             continue
         category, _, template = key
@@ -408,19 +479,5 @@ def propose(spec: Mapping[str, Any], traces: Iterable[Trace],
         if made is None:
             continue
         changes, why = made
-        try:
-            apply_delta(spec, changes)
-        except DeltaError as error:
-            logger.info("dropping a %s proposal for %s: %s", rule, key, error)
-            continue
-        pid = proposal_id(base, changes)
-        if pid in exclude or pid in seen:
-            continue
-        seen.add(pid)
-        out.append(Proposal(
-            proposal_id=pid, base=base, changes=tuple(changes),
-            motivated_by=tuple(t.event_id for t in group), rule=rule,
-            rationale=f"{why} ({category} on {key[1]}/{template}: "
-                      f"{len(group)} failures, e.g. {group[0].summary!r})",
-            group=key))
+        keep(changes, rule, why, group, key)
     return out
