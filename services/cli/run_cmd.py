@@ -21,6 +21,7 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.device_runner.fleet import SimFleet
 from services.device_runner.settings import load_device_runner_settings
 from streams.admin import AdminError, create_topics
@@ -40,7 +41,7 @@ STATUS_TOPICS = 4
 
 
 def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | None = None,
-                fleet: SimFleet | None = None) -> Text:
+                fleet: SimFleet | None = None, loop: DataLoop | None = None) -> Text:
     """One line: events archived (busiest topics), rate, last flush, buffered, the loss bound."""
     now = now if now is not None else time.monotonic()
     stats = archiver.stats
@@ -58,12 +59,14 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
     if fleet is not None and fleet.count:
         line.append(f" | sim devices {fleet.serving}/{fleet.count}, {fleet.executed:,} actions")
     line.append(f" | {loss_bound(settings)}", style="dim")
+    if loop is not None:
+        line.append("\n" + loop.status(now))
     return line
 
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                   replayed: ReplayReport | None, archive_dir: Path,
-                  fleet: SimFleet | None = None) -> Table:
+                  fleet: SimFleet | None = None, loop: DataLoop | None = None) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -79,25 +82,30 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                                             f"{fleet.failed:,} device failures)")
         for error in fleet.errors:
             table.add_row("[red]runner stopped[/]", error)
+    if loop is not None:
+        for name, value in loop.summary_rows():
+            table.add_row(name, value)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
 
 
 def _run_archiver(archiver: Archiver, settings: ArchiverSettings, stop: StopFlag,
-                  fleet: SimFleet) -> None:
+                  fleet: SimFleet, loop: DataLoop | None = None) -> None:
     last_draw = 0.0
-    with Live(status_line(archiver, settings, fleet=fleet), console=console, refresh_per_second=4,
-              transient=False) as live:
+    with Live(status_line(archiver, settings, fleet=fleet, loop=loop), console=console,
+              refresh_per_second=4, transient=False) as live:
 
         def on_step(current: Archiver) -> None:
             nonlocal last_draw
             now = time.monotonic()
+            if loop is not None and loop.done:
+                stop.set(f"{loop.examples} examples")
             if now - last_draw >= STATUS_REFRESH_S:
-                live.update(status_line(current, settings, now, fleet))
+                live.update(status_line(current, settings, now, fleet, loop))
                 last_draw = now
 
         archiver.run(stop, on_step=on_step)
-        live.update(status_line(archiver, settings, fleet=fleet))
+        live.update(status_line(archiver, settings, fleet=fleet, loop=loop))
     if not console.is_terminal:
         console.line()  # a non-terminal Live leaves its last line unterminated
 
@@ -110,6 +118,12 @@ def run(
     sim_devices: Annotated[int | None, typer.Option(
         "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
                                      "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")] = None,
+    examples: Annotated[int, typer.Option(
+        "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
+                                  "until a snapshot of this many approved examples exists; 0 "
+                                  "runs only the archive and device runners.")] = DEFAULT_EXAMPLES,
+    policy: Annotated[str, typer.Option(
+        "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")] = "oracle",
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -120,6 +134,7 @@ def run(
     except ValueError as error:
         fail(str(error))
     fleet: SimFleet | None = None
+    loop: DataLoop | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
     store = ArchiveStore(archive_dir)
     started = time.monotonic()
@@ -144,10 +159,21 @@ def run(
                           "archiver catches up from Kafka")
         archiver, source = build_archiver(bootstrap, settings, archive_dir)
         fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
+        if examples:
+            loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy)
+            console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
+                          f"until {examples:,} approved examples are in a snapshot "
+                          f"(logs in {loop.log_dir})")
         stop.install()
         try:
             with fleet:
-                _run_archiver(archiver, settings, stop, fleet)
+                if loop is not None:
+                    loop.start()
+                try:
+                    _run_archiver(archiver, settings, stop, fleet, loop)
+                finally:
+                    if loop is not None:
+                        loop.stop()
         finally:
             stop.restore()
             source.close()
@@ -159,7 +185,7 @@ def run(
             console.print(f"stopped the local broker on {broker.bootstrap}")
     console.print(summary_table(archiver.stats, elapsed_s=time.monotonic() - started,
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
-                                fleet=fleet))
+                                fleet=fleet, loop=loop))
 
 
 def register(app: typer.Typer) -> None:

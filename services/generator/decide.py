@@ -60,6 +60,8 @@ logger = logging.getLogger(__name__)
 SOURCE = "generator/1.0.0"
 #: A slice whose candidates keep failing verification is skipped after this many tries.
 MAX_TRIES = 8
+#: Rephrased tasks use instance positions from here on, apart from plain instances.
+REPHRASE_POSITIONS = 50_000
 #: An eval template scoring this far below the mean of the report counts as weak.
 WEAK_MARGIN = 0.1
 
@@ -199,7 +201,11 @@ def _candidate(catalogue: Catalogue, template: str, position: int, number: int,
         return compose(catalogue, template, partners[position % len(partners)], position,
                        config.suite_seed)
     if config.rephrase_every and number % config.rephrase_every == 0:
-        return rephrase(base, number // config.rephrase_every)
+        # Rephrasings draw from their own instance positions: rephrasing an instance that is
+        # also proposed as-is would only repeat its action sequence (a duplicate).
+        shifted = instantiate(catalogue, template, REPHRASE_POSITIONS + position,
+                              config.suite_seed)
+        return rephrase(shifted, number // config.rephrase_every)
     return base
 
 
@@ -212,7 +218,7 @@ def shift_for_feedback(weights: dict[str, float], event: TrainingFeedbackIssued,
     raw = {}
     weak = []
     for key, share in weights.items():
-        _family, template, _tier = split_key(key)
+        family, template, _tier = split_key(key)
         factor = event.family_weights.get(family, 1.0) * event.template_weights.get(template, 1.0)
         if template in event.weak_templates:
             factor *= WEAK_BOOST

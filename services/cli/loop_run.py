@@ -1,0 +1,239 @@
+"""The data flywheel inside `flywheel run`: starts the generator, rollout, verifier and
+curator as their own processes, watches the topics for progress, and knows when `--examples N`
+approved examples are in a snapshot.
+
+`run_cmd` calls `DataLoop.start()` after the topics exist, adds `DataLoop.status()` to its live
+line, stops when `DataLoop.done` (or on Ctrl-C), then `DataLoop.stop()` and prints
+`DataLoop.summary_rows()`. Every service logs to `<data dir>/logs/<service>.log`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from schemas.episodes import EpisodeEnded
+from schemas.reviews import ReviewDecided, ReviewRequested
+from schemas.topics import TOPICS
+from schemas.training import DatasetSnapshotted
+from schemas.verdicts import VerdictIssued
+from streams.consumer import TypedBatchConsumer
+
+__all__ = ["DEFAULT_EXAMPLES", "SERVICES", "DataLoop", "LoopProgress"]
+
+logger = logging.getLogger(__name__)
+
+#: Approved examples `flywheel run` waits for by default: the issue's 500, which a 2-core
+#: machine reaches in well under its 3-minute aim with the oracle policy.
+DEFAULT_EXAMPLES = 500
+#: The services, in start order (consumers first, so the first tasks find them ready).
+SERVICES = ("verifier", "curator", "rollout", "generator")
+#: SIGTERM, then this long for a clean exit, then SIGKILL.
+STOP_GRACE_S = 20.0
+#: The events/s figure is a moving window this long.
+RATE_WINDOW_S = 5.0
+
+
+@dataclass
+class LoopProgress:
+    """What the monitor has seen on the topics since it started."""
+
+    episodes: int = 0
+    verdicts: int = 0
+    passed: int = 0
+    environment_faults: int = 0
+    requested: set[str] = field(default_factory=set)
+    decided: set[str] = field(default_factory=set)
+    steps: dict[str, int] = field(default_factory=dict)
+    admitted: set[str] = field(default_factory=set)
+    snapshots: list[DatasetSnapshotted] = field(default_factory=list)
+    events: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    recent: deque[tuple[float, int]] = field(default_factory=deque)
+
+    @property
+    def examples(self) -> int:
+        return sum(self.steps.get(e, 0) for e in self.admitted)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.verdicts if self.verdicts else 0.0
+
+    @property
+    def review_queue(self) -> int:
+        return len(self.requested - self.decided)
+
+    def rate(self, now: float) -> float:
+        while self.recent and now - self.recent[0][0] > RATE_WINDOW_S:
+            self.recent.popleft()
+        if len(self.recent) < 2:
+            return 0.0
+        span = self.recent[-1][0] - self.recent[0][0]
+        return sum(n for _, n in list(self.recent)[1:]) / span if span > 0 else 0.0
+
+
+class DataLoop:
+    """The four data services as child processes plus a progress monitor."""
+
+    def __init__(self, bootstrap: str, data_dir: Path, examples: int, *, policy: str = "oracle",
+                 env: dict[str, str] | None = None) -> None:
+        self.bootstrap = bootstrap
+        self.data_dir = Path(data_dir)
+        self.examples = examples
+        self.policy = policy
+        self.log_dir = self.data_dir / "logs"
+        self.progress = LoopProgress()
+        self._env = env or {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._stop = threading.Event()
+        self._monitor: threading.Thread | None = None
+        self._ready = threading.Event()
+        self.started_at = time.monotonic()
+        self.errors: list[str] = []
+        self.died: list[str] = []  # services that exited before stop() was called
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> Self:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._monitor = threading.Thread(target=self._watch, name="flywheel-loop-monitor",
+                                         daemon=True)
+        self._monitor.start()
+        env = {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+               "FLYWHEEL_DATA_DIR": str(self.data_dir),
+               "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
+               "FLYWHEEL_ROLLOUT_POLICY": self.policy,
+               "PYTHONPATH": os.pathsep.join(p for p in (str(Path.cwd()),
+                                                         os.environ.get("PYTHONPATH", "")) if p)}
+        for name in SERVICES:
+            self.spawn(name, env)
+        self.started_at = time.monotonic()
+        return self
+
+    def spawn(self, name: str, env: dict[str, str] | None = None) -> None:
+        """(Re)starts one service process."""
+        env = env or {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+                      "FLYWHEEL_DATA_DIR": str(self.data_dir)}
+        log = (self.log_dir / f"{name}.log").open("ab")
+        self._procs[name] = subprocess.Popen([sys.executable, "-m", f"services.{name}"],
+                                             env=env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+    def pid(self, name: str) -> int:
+        return self._procs[name].pid
+
+    def dead(self) -> list[str]:
+        """Services whose process has exited, with the exit code."""
+        return [f"{name} (exit {p.returncode})" for name, p in self._procs.items()
+                if p.poll() is not None]
+
+    @property
+    def done(self) -> bool:
+        """A snapshot of at least `examples` rows was written during this run."""
+        return any(s.rows >= self.examples for s in self.progress.snapshots)
+
+    def stop(self) -> None:
+        self.died = self.dead()
+        self._stop.set()
+        for proc in self._procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for name, proc in self._procs.items():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                logger.warning("%s did not stop within %.0f s; killing it", name, STOP_GRACE_S)
+                proc.kill()
+                proc.wait()
+        if self._monitor is not None:
+            self._monitor.join(10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # ---- the monitor -------------------------------------------------------------------------
+    def _watch(self) -> None:
+        topics = [TOPICS[n] for n in ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts",
+                                      "flywheel.reviews", "flywheel.datasets")]
+        started = time.time()
+        try:
+            with TypedBatchConsumer(self.bootstrap, topics, f"flywheel-run-{uuid.uuid4().hex[:8]}",
+                                    client_id="flywheel-run-monitor") as consumer:
+                while not self._stop.is_set():
+                    batch = consumer.poll_batch(200)
+                    self._fold([r.event for r in batch], started)
+        except Exception as error:  # noqa: BLE001 - progress is optional; the run goes on
+            logger.warning("the progress monitor stopped: %s", error)
+            self.errors.append(f"progress monitor: {error}")
+
+    def _fold(self, events: list, started: float) -> None:
+        p = self.progress
+        p.events += len(events)
+        p.recent.append((time.monotonic(), len(events)))
+        for event in events:
+            if isinstance(event, EpisodeEnded):
+                if event.episode_id not in p.steps:
+                    p.episodes += 1
+                    p.outcomes[event.outcome] += 1
+                p.steps[event.episode_id] = len(event.steps)
+            elif isinstance(event, VerdictIssued):
+                p.verdicts += 1
+                p.passed += event.passed
+                p.environment_faults += event.environment_fault
+            elif isinstance(event, ReviewRequested):
+                p.requested.add(event.review_id)
+            elif isinstance(event, ReviewDecided):
+                p.decided.add(event.review_id)
+                if event.decision == "approved":
+                    p.admitted.update(event.approved_ids)
+            elif isinstance(event, DatasetSnapshotted) and \
+                    event.occurred_at.timestamp() >= started - 1:
+                p.snapshots.append(event)
+
+    # ---- reporting ---------------------------------------------------------------------------
+    def status(self, now: float | None = None) -> str:
+        now = now if now is not None else time.monotonic()
+        p = self.progress
+        text = (f"loop: {p.rate(now):,.0f} ev/s | episodes {p.episodes:,} | pass rate "
+                f"{p.pass_rate:.0%} | review queue {p.review_queue:,} | examples "
+                f"{min(p.examples, 10**9):,}/{self.examples:,}")
+        dead = self.dead()
+        if dead:
+            text += f" | [stopped: {', '.join(dead)}]"
+        return text
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        p = self.progress
+        elapsed = max(1e-9, time.monotonic() - self.started_at)
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(p.outcomes.items()))
+        rows = [("episodes (by outcome)", f"{p.episodes:,} ({outcomes})"),
+                ("verdicts / passed", f"{p.verdicts:,} / {p.passed:,} ({p.pass_rate:.0%})"),
+                ("environment faults", f"{p.environment_faults:,}"),
+                ("reviews requested / decided", f"{len(p.requested):,} / {len(p.decided):,}"),
+                ("approved examples", f"{p.examples:,} (target {self.examples:,})"),
+                ("episodes/s, examples/s",
+                 f"{p.episodes / elapsed:,.1f}, {p.examples / elapsed:,.1f}")]
+        for snap in p.snapshots:
+            dropped = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(snap.counts.items())
+                                if k.startswith("dropped:"))
+            admitted_by = snap.admission_policy.split(" (")[0]
+            rows.append(("snapshot", (f"{snap.path}/data.parquet ({snap.rows:,} rows; dropped: "
+                                      f"{dropped or 'none'}; admitted by {admitted_by})")))
+        for error in self.errors + [f"service stopped early: {d}" for d in self.died]:
+            rows.append(("[red]problem[/]", error))
+        return rows
