@@ -14,7 +14,8 @@ topic's own events into `EvolverState`. `decide(state, event)` returns what to p
 - a proposal made on an older harness than the current one is rejected as stale (also
   every pending one when another is promoted).
 
-`handle` runs both for one input and folds the outputs in too. No I/O here.
+`handle` runs both for one input and folds the outputs in too. Output ids derive from the
+proposal id, so deciding a redelivered input again gives the very same events. No I/O here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from schemas.harness import (
 )
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
+from services.dataflow.ids import derived_id
 from services.evolver.delta import DeltaError, apply_delta, normalise, spec_version
 from services.evolver.paired import DEFAULT_TOLERANCE
 from services.evolver.propose import (
@@ -207,7 +209,8 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
 # ---- decide ------------------------------------------------------------------------------
 def _rejected(state: EvolverState, event: Event, proposal_id: str, reason: str,
               detail: str, config: EvolverConfig) -> HarnessRejected:
-    return HarnessRejected(source=config.source, proposal_id=proposal_id,
+    return HarnessRejected(event_id=derived_id("harness.rejected", proposal_id),
+                           source=config.source, proposal_id=proposal_id,
                            reason=reason, detail=detail, **event.caused())  # type: ignore[arg-type]
 
 
@@ -220,7 +223,8 @@ def _promoted(state: EvolverState, proposal_id: str, cause: Event | None,
         "correlation_id": proposal.correlation_id, "causation_id": test.event_id}
     extra = {"occurred_at": now} if now is not None else {}
     candidate = spec_version(apply_delta(state.spec, proposal.changes))
-    return HarnessPromoted(source=config.source, proposal_id=proposal_id,
+    return HarnessPromoted(event_id=derived_id("harness.promoted", proposal_id),
+                           source=config.source, proposal_id=proposal_id,
                            harness=candidate, previous=state.current,
                            motivated_by=list(proposal.motivated_by), dev_delta=dev.delta,
                            test_delta=test.delta, **envelope, **extra)
@@ -253,7 +257,8 @@ def decide(state: EvolverState, event: Any, config: EvolverConfig | None = None)
     if isinstance(event, FailureTraced):
         made = propose(state.spec, state.traces, state.successes, min_support=config.min_support,
                        exclude=frozenset(state.proposals))
-        return [HarnessProposed(source=config.source, proposal_id=p.proposal_id,
+        return [HarnessProposed(event_id=derived_id("harness.proposed", p.proposal_id),
+                                source=config.source, proposal_id=p.proposal_id,
                                 base_harness=p.base, changes=list(p.changes),
                                 motivated_by=list(p.motivated_by), rationale=p.rationale,
                                 correlation_id=event.correlation_id, causation_id=event.event_id)

@@ -15,6 +15,7 @@ from typing import Any
 
 from schemas.harness import HarnessEvaluated, HarnessProposed
 from schemas.tasks import Split
+from services.dataflow.ids import derived_id
 from services.evolver.delta import apply_delta, spec_version
 from services.evolver.paired import (
     DEFAULT_RESAMPLES,
@@ -62,6 +63,7 @@ def evaluated_event(proposal: HarnessProposed, split: Split, result: PairedCompa
         return min(1.0, max(-1.0, x))
 
     return HarnessEvaluated(
+        event_id=derived_id("harness.evaluated", proposal.proposal_id, split),
         source=source, proposal_id=proposal.proposal_id, split=split,
         base_overall=min(1.0, max(0.0, result.base_overall)),
         candidate_overall=min(1.0, max(0.0, result.candidate_overall)),

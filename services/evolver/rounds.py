@@ -31,6 +31,7 @@ from rich.table import Table
 from schemas.envelope import Event
 from schemas.harness import HarnessPromoted, HarnessProposed, HarnessRejected
 from schemas.tasks import Split
+from services.dataflow.ids import derived_id
 from services.evolver.decide import EvolverConfig, EvolverState, evolve, handle, initial_state
 from services.evolver.delta import spec_version
 from services.evolver.gate import CachedRunner, evaluate_proposal
@@ -203,7 +204,7 @@ def _evolve_harness(state: EvolverState, model: M, generation: int, scored: Call
         p = made[0]
         tried += 1
         proposal = HarnessProposed(
-            source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
+            event_id=derived_id("harness.proposed", p.proposal_id), source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
             changes=list(p.changes), motivated_by=list(p.motivated_by), rationale=p.rationale,
             correlation_id=config.run_id)
         state, out = handle(state, proposal, evolver)

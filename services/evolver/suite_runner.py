@@ -61,11 +61,12 @@ def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
     return run
 
 
-def suite_collector(make_policy: Callable[[], Policy], *, split: Split = "train",
+def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: Split = "train",
                     n_per_template: int = 2, suite_seed: int = 0,
                     templates: Sequence[str] | None = None, run_id: str = "rounds",
                     ) -> Callable[[Any, Mapping[str, Any], int], list[Event]]:
-    """A rounds `collect`: the policy in the harness on `split` instances, published as the
+    """A rounds `collect`: the model's policy (`model.policy()`, or `make_policy()` when the
+    model is None) in the harness on `split` instances, published as the
     loop would — `task.proposed`, `episode.ended`, and the verifier's own `verdict.issued` and
     `failure.traced` (services.verifier: checker on the stored final state, first wrong step
     against the oracle's trajectory)."""
@@ -80,7 +81,9 @@ def suite_collector(make_policy: Callable[[], Policy], *, split: Split = "train"
         if templates is not None:
             chosen = [t for t in chosen if t.name in set(templates)]
         tasks = generate_split(split, n_per_template, suite_seed, chosen)
-        policy = make_policy() if model is None else model.policy()
+        if model is None and make_policy is None:
+            raise ValueError("suite_collector needs a model with policy() or make_policy")
+        policy = model.policy() if model is not None else make_policy()  # type: ignore[misc]
         harness = Harness(SimPhone(), harness_spec)
         reference = _ReferencePhone(Harness(SimPhone()))  # the oracle's reference run
         with tempfile.TemporaryDirectory(prefix="evolver-blobs-") as folder:

@@ -41,7 +41,7 @@ def test_the_rounds_show_a_hidden_tool_again_and_rollback_restores_the_scores(
         tmp_path: Path) -> None:
     registry = HarnessRegistry.at_data_dir(tmp_path)
     emitted: list[Event] = []
-    collect = suite_collector(None, n_per_template=2)  # type: ignore[arg-type]
+    collect = suite_collector(n_per_template=2)
     report = run_rounds(OracleModel(), DEGRADED, train=lambda m, g: m, collect=collect,
                         score=score, config=RoundsConfig(generations=1, run_id="e2e"),
                         emit=emitted.append, registry=registry)
