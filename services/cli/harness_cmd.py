@@ -1,16 +1,19 @@
-"""`flywheel harness ...`: list, show, diff and roll back harness versions in the registry."""
+"""`flywheel harness ...`: list, show, diff and roll back harness versions; run evolution rounds."""
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from devices.harness.spec import HarnessSpec, SpecError
+from devices.suite.policies import PolicyLoadError, make_policy
 from schemas.settings import SettingsError
 from services.cli.archive_cmd import fail
 from services.evolver.delta import diff_specs
@@ -106,6 +109,64 @@ def rollback(version: Annotated[str, typer.Argument(help="Earlier version (or pr
     except RegistryError as error:
         fail(str(error))
     console.print(f"harness {entry.version} is current again (was {entry.previous})")
+
+
+@dataclass(frozen=True)
+class _ScriptedModel:
+    """A scripted policy as the model side of the rounds: nothing to train."""
+
+    name: str
+    seed: int = 0
+
+    def policy(self) -> Any:
+        return make_policy(self.name, self.seed)
+
+
+@harness_app.command("rounds")
+def rounds(
+    generations: Annotated[int, typer.Option(min=1, help="Co-evolution rounds.")] = 3,
+    policy: Annotated[str, typer.Option(help="oracle, random, noop or MODULE:CLASS.")] = "oracle",
+    n_per_template: Annotated[int, typer.Option("--n", min=1,
+                                                help="Seeded instances per template.")] = 2,
+    base_spec: Annotated[Path | None, typer.Option(help="Spec JSON to start from when the "
+                                                        "registry is empty.")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Rounds of harness evolution with a scripted policy (the model side is trained by
+    `flywheel run --generations N`): failures on train → gated proposals → per-round dev/test
+    table, written under <data dir>/rounds/<run id>/ for DuckDB."""
+    from services.evolver.rounds import RoundsConfig, run_rounds
+    from services.evolver.suite_runner import suite_collector, suite_runner
+
+    registry = _registry(data_dir)
+    try:
+        spec = (registry.get("current") if registry.current() else
+                (HarnessSpec.load(base_spec) if base_spec else HarnessSpec.default()
+                 ).to_json_dict())
+        model = _ScriptedModel(policy)
+        model.policy()
+    except (RegistryError, SpecError, PolicyLoadError) as error:
+        fail(str(error))
+    config = RoundsConfig(generations=generations)
+
+    def score(m: _ScriptedModel, s: Any, split: Any) -> Any:
+        return suite_runner(m.policy, n_per_template=n_per_template)(s, split)
+
+    with console.status("evolving the harness") as status:
+        report = run_rounds(
+            model, spec, train=lambda m, g: m,
+            collect=suite_collector(n_per_template=n_per_template), score=score,
+            config=config, registry=registry,
+            on_round=lambda g, r: status.update(f"round {g}/{generations} done"))
+    folder = registry.root.parent / "rounds" / config.run_id
+    paths = report.write(folder)
+    console.print(report.table())
+    for d in report.decisions:
+        console.print(f"{d.proposal_id} gen {d.generation}: {d.outcome} — {d.detail} "
+                      f"(from {len(d.motivated_by)} failures)", highlight=False, soft_wrap=True)
+    console.print(f"written: {', '.join(str(p) for p in paths.values())}")
+    console.print(f"query with DuckDB: SELECT * FROM '{paths['rounds']}'", highlight=False,
+                  soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

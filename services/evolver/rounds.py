@@ -7,8 +7,9 @@ proposal goes through the paired dev/test gate with the new model. Then the four
 the round are scored on dev and test — before (θk, ηk), model alone (θk+1, ηk), harness
 alone (θk, ηk+1) and both (θk+1, ηk+1) — so each side's contribution is visible.
 
-`run_rounds` writes `rounds.parquet` (one row per generation × condition × split) and
-`promotions.parquet` / `rejections.parquet` under the run folder, for DuckDB:
+`RoundsReport.write` puts `rounds.parquet` (one row per generation × condition × split),
+`decisions.parquet` (every proposal's outcome, deltas and motivating failure ids) and
+`events.parquet` (the harness events and failure traces) in the run folder, for DuckDB:
     SELECT generation, condition, split, overall FROM 'var/rounds/*/rounds.parquet'
 Every harness event also goes to `emit` (the typed producer in `flywheel run`, so the
 archive holds them next to the failure traces whose ids promotions name).
@@ -137,24 +138,33 @@ class RoundsReport(Generic[M]):
                     == (generation, condition, split))
 
     def table(self) -> Table:
-        """Per round, dev and test overall for each condition, and what was promoted."""
+        """Per round and split: overall before, with the model alone changed, the harness
+        alone, and both; and what was promoted."""
         table = Table(title=f"co-evolution rounds (run {self.run_id})")
-        table.add_column("gen", justify="right")
-        for condition in CONDITIONS:
-            for split in SPLITS:
-                table.add_column(f"{condition} {split}", justify="right")
-        table.add_column("promoted")
+        for column, justify in (("gen", "right"), ("split", "left"), ("before", "right"),
+                                ("model alone", "right"), ("harness alone", "right"),
+                                ("both", "right"), ("promoted", "left")):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
         for generation in sorted({r.generation for r in self.rows}):
-            cells = [f"{self.score(generation, c, s):.3f}" for c in CONDITIONS for s in SPLITS]
             promoted = [d.proposal_id for d in self.promotions if d.generation == generation]
-            table.add_row(str(generation), *cells, ", ".join(promoted) or "-")
+            for split in SPLITS:
+                cells = [f"{self.score(generation, c, split):.3f}" for c in CONDITIONS]
+                table.add_row(str(generation), split, *cells,
+                              ", ".join(promoted) if split == "dev" and promoted else "")
         return table
 
     def write(self, folder: str | Path) -> dict[str, Path]:
-        """rounds.parquet and decisions.parquet in `folder` (created)."""
+        """rounds.parquet, decisions.parquet and events.parquet (every harness event and the
+        failure traces they name: event_id, type, proposal_id, payload JSON) in `folder`."""
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
         paths = {}
+        events = pa.Table.from_pylist([
+            {"event_id": e.event_id, "type": e.type, "run_id": self.run_id,
+             "proposal_id": getattr(e, "proposal_id", None),
+             "payload": e.model_dump_json()} for e in self.events], schema=_EVENT_SCHEMA)
+        pq.write_table(events, target / "events.parquet")
+        paths["events"] = target / "events.parquet"
         for name, rows, schema in (("rounds", self.rows, _ROUND_SCHEMA),
                                    ("decisions", self.decisions, _DECISION_SCHEMA)):
             table = pa.Table.from_pylist([dataclasses.asdict(r) for r in rows], schema=schema)
@@ -169,6 +179,10 @@ _ROUND_SCHEMA = pa.schema([
     ("split", pa.string()), ("model", pa.string()), ("harness", pa.string()),
     ("overall", pa.float64()), *[(f, pa.float64()) for f in FAMILY_WEIGHTS],
     ("episodes", pa.int32()),
+])
+_EVENT_SCHEMA = pa.schema([
+    ("event_id", pa.string()), ("type", pa.string()), ("run_id", pa.string()),
+    ("proposal_id", pa.string()), ("payload", pa.string()),
 ])
 _DECISION_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("generation", pa.int32()), ("proposal_id", pa.string()),
@@ -268,6 +282,8 @@ def run_rounds(model: M, spec: Mapping[str, Any], *, train: Train[M], collect: C
         state = dataclasses.replace(state, traces=())  # this round's failures only
         for event in collect(new_theta, eta, generation):
             state = evolve(state, event, evolver)
+            if event.type == "failure.traced":
+                report.events.append(event)  # kept so promotions trace back to them
         logger.info("generation %d: %d failure traces", generation, len(state.traces))
         state = _evolve_harness(state, new_theta, generation, scored, config, evolver, report,
                                 emit, registry)

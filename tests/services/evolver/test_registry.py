@@ -92,3 +92,25 @@ def test_cli_lists_shows_diffs_and_rolls_back(registry: HarnessRegistry, tmp_pat
     assert missing.exit_code == 1
     assert "no harness version 'deadbeef'" in missing.output
     assert "Traceback" not in missing.output
+
+
+def test_cli_rounds_promote_through_the_gate_and_write_the_tables(tmp_path: Path) -> None:
+    from devices.harness.spec import HarnessSpec, ToolPolicy
+    from services.evolver.delta import normalise
+
+    base = normalise({**HarnessSpec.default().to_json_dict(),
+                      "tools": ToolPolicy(hidden=("messages.send",)).model_dump()})
+    spec_path = tmp_path / "base.json"
+    spec_path.write_text(json.dumps(base))
+    result = runner.invoke(app, ["harness", "rounds", "--generations", "1", "--n", "1",
+                                 "--base-spec", str(spec_path), "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "promoted — passed dev and held on test" in result.output
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    assert registry.current() == HarnessSpec.default().version
+    (folder,) = (tmp_path / "rounds").iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["decisions.parquet", "events.parquet",
+                                                       "rounds.parquet"]
+    bad = runner.invoke(app, ["harness", "rounds", "--policy", "nope:Nothing", "--data-dir",
+                              str(tmp_path / "other")])
+    assert bad.exit_code == 1 and "Traceback" not in bad.output

@@ -68,7 +68,10 @@ def test_rounds_show_each_sides_contribution_and_the_promotion(tmp_path: Path) -
     assert registry.current() == promotion.harness == report.rows[-1].harness
     assert [e.type for e in emitted] == ["harness.proposed", "harness.evaluated",
                                          "harness.evaluated", "harness.promoted"]
-    assert "both dev" in str([c.header for c in report.table().columns])
+    table = report.table()
+    assert [c.header for c in table.columns][2:6] == ["before", "model alone", "harness alone",
+                                                      "both"]
+    assert table.row_count == 4  # two generations × dev, test
 
     paths = report.write(tmp_path / "rounds" / "r1")
     con = duckdb.connect()
@@ -81,6 +84,13 @@ def test_rounds_show_each_sides_contribution_and_the_promotion(tmp_path: Path) -
         f"SELECT proposal_id, unnest(motivated_by) AS failure_id FROM '{paths['decisions']}' "
         "WHERE outcome = 'promoted' ORDER BY failure_id").fetchall()
     assert [f for _, f in traced] == promotion.motivated_by
+    # …and each motivating id is a failure trace stored beside the harness events
+    joined = con.execute(
+        f"SELECT json_extract_string(e.payload, '$.category') AS category, count(*) "
+        f"FROM (SELECT unnest(motivated_by) AS failure_id FROM '{paths['decisions']}' "
+        f"      WHERE outcome = 'promoted') d "
+        f"JOIN '{paths['events']}' e ON e.event_id = d.failure_id GROUP BY category").fetchall()
+    assert joined == [("skill_misroute", 4)]
 
 
 def test_a_round_whose_proposals_fail_the_gate_keeps_the_harness(tmp_path: Path) -> None:
