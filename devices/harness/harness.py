@@ -74,9 +74,9 @@ class Harness:
 
     def view(self) -> Any:
         """The final state so far, with the read API checkers use."""
-        from devices.harness.final_state import FinalStateView
+        from devices.suite.state_view import StateView
 
-        return FinalStateView.from_json(self.final_state())
+        return StateView.from_json(self.final_state())
 
     def catalogue(self) -> Catalogue:
         """What the policy may call in the current task (tools of the task's apps only)."""

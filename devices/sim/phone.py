@@ -23,7 +23,7 @@ from devices.sim.tools import REGISTRY, ToolFailure, ToolSpec, tool_error, tool_
 from devices.sim.world import default_world
 from schemas.observations import Observation, ToolResult
 
-__all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone"]
+__all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone", "initial_state_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,17 @@ def _base(world_seed: int) -> SimSnapshot:
         state.load(default_world(world_seed))
         _BASES[world_seed] = state.freeze()
     return _BASES[world_seed]
+
+
+def initial_state_of(task: TaskInstance, world_seed: int | None = None) -> SimState:
+    """The state a SimPhone holds right after `reset(task)` (what checkers diff against)."""
+    if world_seed is None:
+        world_seed = SimSettings.model_fields["world_seed"].default
+    state = SimState.thaw(_base(world_seed))
+    state.clock_ms = task.start_clock_ms
+    state.max_steps = task.max_steps
+    state.load({}, dict(task.initial_state))
+    return state
 
 
 class SimPhone:
@@ -88,11 +99,7 @@ class SimPhone:
     # ---- Device protocol ---------------------------------------------------------------
     def reset(self, task: TaskInstance) -> Observation:
         """Default world + task.initial_state overlay; clock at task.start_clock_ms; faults reseeded."""
-        state = SimState.thaw(_base(self.settings.world_seed))
-        state.clock_ms = task.start_clock_ms
-        state.max_steps = task.max_steps
-        state.load({}, dict(task.initial_state))
-        self._set_state(state)
+        self._set_state(initial_state_of(task, self.settings.world_seed))
         self.task = task
         self.faults.reseed(self.faults.seed if self.faults.seed is not None else task.seed)
         return self.observe()

@@ -10,14 +10,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from devices.harness.final_state import FinalStateView
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
 from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import OraclePolicy, Policy
-from devices.suite.registry import get_template
+from devices.suite.scoring import score_final_state
 
-__all__ = ["EpisodeResult", "run_episode", "score_final_state_json", "score_state"]
+__all__ = ["EpisodeResult", "run_episode", "score_state"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,19 +32,13 @@ class EpisodeResult:
     steps: int
     finished: bool
     harness_version: str
+    progress: float = 0.0
 
 
 def score_state(task: TaskInstance, state: Any) -> float:
-    """The template's checker on `state`, validated to lie in [0, 1]."""
-    score = float(get_template(task.template).is_successful(state, dict(task.params)))
-    if not 0.0 <= score <= 1.0:
-        raise ValueError(f"checker of {task.template} returned {score}, outside [0, 1]")
-    return score
-
-
-def score_final_state_json(task: TaskInstance, final_state: dict[str, Any]) -> float:
-    """The checker's score from the final-state JSON alone (what a verifier stores)."""
-    return score_state(task, FinalStateView.from_json(final_state))
+    """The template's checker on a state (a Harness, or anything with `to_final_json()`)."""
+    final = state.final_state() if isinstance(state, Harness) else state.to_final_json()
+    return score_final_state(task, final).score
 
 
 def run_episode(device: Any, task: TaskInstance, policy: Policy,
@@ -67,7 +60,7 @@ def run_episode(device: Any, task: TaskInstance, policy: Policy,
             break
         steps += 1
         finished = observation.done
-    score = score_final_state_json(task, harness.final_state())
+    result = score_final_state(task, harness.final_state())
     return EpisodeResult(task_id=task.task_id, template=task.template, family=task.family,
-                         score=score, steps=steps, finished=finished,
-                         harness_version=harness.version)
+                         score=result.score, steps=steps, finished=finished,
+                         harness_version=harness.version, progress=result.progress)

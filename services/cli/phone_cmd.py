@@ -308,7 +308,7 @@ def play(console: Console, task: TaskInstance) -> float:
     checker's score."""
     from devices.harness.harness import Harness
     from devices.sim import SimPhone
-    from devices.suite.episode import score_final_state_json
+    from devices.suite.episode import score_state
 
     phone = Harness(SimPhone("sim-phone"))
     try:
@@ -342,7 +342,7 @@ def play(console: Console, task: TaskInstance) -> float:
         else:
             reason = "the episode is done" if observation.done else "the step limit is reached"
             console.print(f"{reason} after {steps} steps")
-        score = score_final_state_json(task, phone.final_state())
+        score = score_state(task, phone)
     finally:
         phone.close()
     summary = Table("task", "template", "steps", "score", title="result")
