@@ -138,7 +138,10 @@ def _slice_of(event: TaskProposed) -> str:
 
 
 def decide(state: GeneratorState, event: Event | Tick, world: World) -> list[Event]:
-    """The events `event` causes: a mix shift for feedback, then tasks topping up the queue."""
+    """The events `event` causes: a mix shift for feedback, then tasks topping up the queue
+    (a verdict's freed slot included: the top-up sees the state after `event`)."""
+    if not isinstance(event, Tick):
+        state = evolve(state, event)
     out: list[Event] = []
     if isinstance(event, TrainingFeedbackIssued):
         out.extend(_shift(state, event, shift_for_feedback(state.weights, event, world.config),

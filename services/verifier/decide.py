@@ -92,6 +92,11 @@ def judge(task_event: TaskProposed, episode: EpisodeEnded, world: World) -> list
     traced = None
     if not passed:
         traced = trace(task, episode, world.phone)
+    # An episode the environment cut short is spoilt even when its state happens to score;
+    # a step-level fault the policy recovered from (and passed) is not.
+    cut_short = episode.outcome in ("device_failed", "timeout") or episode.final_state is None
+    if cut_short and traced is None:
+        traced = trace(task, episode, world.phone)
     environment = bool(traced and traced.environment_fault) or problem is not None
     verdict = VerdictIssued(
         event_id=derived_id("verdict.issued", episode.episode_id), episode_id=episode.episode_id,

@@ -1,0 +1,168 @@
+"""The curator: assessment (drops by reason), the admission seam, snapshots with lineage and
+the train-only check (with planted dev and test instances)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from devices.blobs import BlobStore
+from devices.sim import SimPhone
+from schemas.reviews import ReviewDecided
+from services.curator.admission import Admission, AutoAdmission, Rejection
+from services.curator.decide import CuratorState, decide, evolve
+from services.curator.service import CuratorService
+from services.curator.snapshot import COLUMNS, HeldOutLeak, build_rows, check_train_only
+from services.verifier.decide import VerifierState, World
+from services.verifier.decide import decide as verify_episode
+from services.verifier.decide import evolve as verifier_evolve
+from tests.services.dataflow.helpers import Offsets, proposed, roll
+
+POLICY = AutoAdmission()
+
+
+class Pipeline:
+    """Tasks → rollout → verifier → curator, in process, with offsets like a broker's."""
+
+    def __init__(self, tmp: Path, snapshot_examples: int = 10_000) -> None:
+        self.blobs = tmp / "blobs"
+        self.verifier_world = World(BlobStore(self.blobs), SimPhone("v"))
+        self.verifier = VerifierState()
+        self.curator = CuratorService(tmp / "snapshots", self.blobs,
+                                      snapshot_examples=snapshot_examples)
+        self.offsets = Offsets()
+        self.snapshots = []
+
+    def deliver(self, topic: str, event) -> None:  # type: ignore[no-untyped-def]
+        stored = self.offsets.stored(topic, event)
+        queue = [(t.name, e) for t, e in self.curator.handle(stored)]
+        self.curator.apply(stored)
+        for name, out in queue:
+            if out.type == "dataset.snapshotted":
+                self.snapshots.append(out)
+            self.deliver(name, out)
+
+    def run(self, task, policy: str = "oracle", mutate=None) -> str:  # type: ignore[no-untyped-def]
+        self.verifier = verifier_evolve(self.verifier, task)
+        self.deliver("flywheel.tasks", task)
+        started, ended = roll(task, self.blobs, policy=policy)
+        if mutate is not None:
+            ended = mutate(ended)
+        self.deliver("flywheel.episodes", started)
+        self.deliver("flywheel.episodes", ended)
+        for out in verify_episode(self.verifier, ended, self.verifier_world):
+            self.deliver("flywheel.verdicts" if out.type == "verdict.issued"
+                         else "flywheel.failures", out)
+        return ended.episode_id
+
+    @property
+    def state(self) -> CuratorState:
+        return self.curator.state
+
+
+def test_passing_episodes_are_reviewed_admitted_and_snapshotted_with_lineage(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, snapshot_examples=6)
+    ids = [pipe.run(proposed(i=i, template=t)) for t in range(3) for i in range(2)]
+    # (two instances of one template can share their action sequence: a duplicate)
+    assert {pipe.state.status[e] for e in ids} <= {"admitted", "dropped:duplicate"}
+    assert sum(pipe.state.status[e] == "admitted" for e in ids) >= 4
+    assert pipe.snapshots, "a snapshot is written once 6 rows are admitted"
+    snap = pipe.snapshots[0]
+    folder = Path(snap.path)
+    table = pq.read_table(folder / "data.parquet")
+    assert table.column_names == list(COLUMNS)
+    assert snap.rows == table.num_rows >= 6
+    rows = table.to_pylist()
+    assert all(r["split"] == "train" and r["prompt"] and r["completion"] for r in rows)
+    assert all(json.loads(r["completion"])["action_type"] == r["action_type"] for r in rows)
+    assert len({r["example_id"] for r in rows}) == len(rows)
+    for what in ("task", "episode", "verdict", "decision"):
+        assert all(r[f"{what}_event_id"] and r[f"{what}_offset"] is not None for r in rows)
+    assert all(r["admission_policy"].startswith("automatic stand-in") for r in rows)
+    assert snap.admission_policy.startswith("automatic stand-in")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    import hashlib
+    assert snap.files["data.parquet"] == hashlib.sha256(
+        (folder / "data.parquet").read_bytes()).hexdigest()
+    assert manifest["composition"] == snap.composition and sum(snap.composition.values()) == snap.rows
+
+
+def test_held_out_environment_fault_failed_and_duplicate_episodes_are_dropped(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path)
+    kept = pipe.run(proposed(i=0))
+    dev = pipe.run(proposed(split="dev", i=0))
+    fault = pipe.run(proposed(i=1), mutate=lambda e: e.model_copy(update={
+        "outcome": "device_failed", "failure": "adb went away"}))
+    failed = pipe.run(proposed(i=2), policy="noop")
+    # The same task again under another id: an exact duplicate action sequence.
+    again = proposed(i=0)
+    dup_task = again.model_copy(update={"task_id": again.task_id + "-again",
+                                        "event_id": "dup" + again.event_id[3:],
+                                        "instance": {**again.instance,
+                                                     "task_id": again.task_id + "-again"}})
+    duplicate = pipe.run(dup_task)
+    status = pipe.state.status
+    assert status[kept] == "admitted"
+    assert status[dev] == "dropped:held_out_split"
+    assert status[fault] == "dropped:environment_fault"
+    assert status[failed] == "dropped:failed"
+    assert status[duplicate] == "dropped:duplicate"
+    counts = pipe.state.counts
+    assert counts["dropped:duplicate"] == 1 and counts["failure:environment_fault"] == 1
+
+
+def test_only_decisions_the_policy_verifies_admit_rows(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path)
+    # A policy that never decides by itself: requests wait for a person.
+    manual = AutoAdmission()
+    manual.decides_requests = False  # type: ignore[misc]
+    pipe.curator.policy = manual
+    episode = pipe.run(proposed(i=4))
+    assert pipe.state.status[episode] == "review" and pipe.state.review_queue == 1
+    review_id = next(iter(pipe.state.reviews))
+    forged = ReviewDecided(source="someone/0", correlation_id="c", review_id=review_id,
+                           decision="approved", reviewer="mallory", approved_ids=[episode])
+    assert isinstance(manual.verify(forged), Rejection)
+    pipe.deliver("flywheel.reviews", forged)
+    assert pipe.state.status[episode] == "rejected" and not pipe.state.admitted
+    ok = forged.model_copy(update={"reviewer": "auto-admission", "event_id": "x" * 32})
+    assert isinstance(manual.verify(ok), Admission)
+
+
+def test_a_planted_dev_or_test_instance_stops_the_snapshot(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path)
+    episode = pipe.run(proposed(i=0))
+    rows = build_rows(pipe.state, [episode], POLICY.name)
+    task = pipe.state.tasks[pipe.state.episodes[episode][0].task_id][0]
+    instances = {task.task_id: {"template": task.template, "params": task.params}}
+    check_train_only(rows, instances)  # the honest rows pass
+    planted = [{**rows[0], "split": "dev", "example_id": "planted:0"}]
+    with pytest.raises(HeldOutLeak, match="dev instance"):
+        check_train_only(rows + planted, instances)
+    # Labelled train but carrying test-pool parameters: caught by the pools.
+    test_task = proposed(split="test", i=0)
+    disguised = [{**rows[0], "task_id": test_task.task_id, "example_id": "planted:1"}]
+    with pytest.raises(HeldOutLeak, match="not in the train pool|held out for test"):
+        check_train_only(rows + disguised, {
+            **instances, test_task.task_id: {"template": test_task.template,
+                                             "params": test_task.params}})
+
+
+def test_rows_pair_the_context_with_the_next_action(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path)
+    episode = pipe.run(proposed(i=3))
+    rows = build_rows(pipe.state, [episode], POLICY.name)
+    assert rows[0]["prompt"].endswith("Next action:") and "Goal:" in rows[0]["prompt"]
+    for earlier, later in itertools.pairwise(rows):
+        assert earlier["completion"] in later["prompt"]  # history grows step by step
+    decision = evolve(pipe.state, pipe.offsets.stored("flywheel.reviews", ReviewDecided(
+        source="x/0", correlation_id="c", review_id="unknown", decision="approved",
+        reviewer="auto-admission")), POLICY)
+    assert decision.counts["decisions_for_unknown_reviews"] == 1
+    assert decide(pipe.state, pipe.offsets.stored("flywheel.reviews", ReviewDecided(
+        source="x/0", correlation_id="c", review_id="unknown", decision="approved",
+        reviewer="auto-admission")), POLICY) == []
