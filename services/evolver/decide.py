@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -58,6 +58,7 @@ __all__ = [
     "Tick",
     "decide",
     "evolve",
+    "fold",
     "handle",
     "initial_state",
     "pending_promotions",
@@ -191,7 +192,8 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
     if isinstance(event, HarnessPromoted):
         specs = dict(state.specs)
         proposal = state.proposals.get(event.proposal_id)
-        if event.harness not in specs and proposal is not None:
+        if event.harness not in specs and proposal is not None \
+                and proposal.base_harness in specs:
             specs[event.harness] = apply_delta(specs[proposal.base_harness], proposal.changes)
         if event.harness not in specs:
             logger.warning("promotion of unknown harness %s ignored; register its spec first",
@@ -327,6 +329,16 @@ def _decide_evaluated(state: EvolverState, event: HarnessEvaluated,
     if config.veto_window_s <= 0:
         return [_promoted(state, event.proposal_id, event, config)]
     return []
+
+
+def fold(spec: Mapping[str, Any], events: Iterable[Any],
+         config: EvolverConfig | None = None) -> EvolverState:
+    """The state after `events`, from `spec` (e.g. the gate page replaying the harness topic
+    to list pending promotions)."""
+    state = initial_state(spec)
+    for event in events:
+        state = evolve(state, event, config)
+    return state
 
 
 def handle(state: EvolverState, event: Any, config: EvolverConfig | None = None
