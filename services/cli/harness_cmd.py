@@ -14,10 +14,15 @@ from rich.table import Table
 
 from devices.harness.spec import HarnessSpec, SpecError
 from devices.suite.policies import PolicyLoadError, make_policy
+from schemas.envelope import utc_now
+from schemas.harness import HarnessPromoted
 from schemas.settings import SettingsError
+from schemas.topics import topic
 from services.cli.archive_cmd import fail
+from services.dataflow.ids import derived_id
 from services.evolver.delta import diff_specs
 from services.evolver.registry import HarnessRegistry, RegistryError
+from streams.producer import TypedProducer
 from streams.settings import load_bus_settings
 
 __all__ = ["register"]
@@ -101,7 +106,11 @@ def diff(old: Annotated[str, typer.Argument(help="Version (or prefix) to compare
 
 @harness_app.command("rollback")
 def rollback(version: Annotated[str, typer.Argument(help="Earlier version (or prefix).")],
-             data_dir: DataDirOption = None) -> None:
+             data_dir: DataDirOption = None,
+             publish: Annotated[bool, typer.Option(
+                 "--publish", help="Also publish harness.promoted (reason rollback) to "
+                                   "KAFKA_BOOTSTRAP_SERVERS, so running services switch now.")
+             ] = False) -> None:
     """Make an earlier version current again (rollouts pick it up on their next episode)."""
     registry = _registry(data_dir)
     try:
@@ -109,6 +118,30 @@ def rollback(version: Annotated[str, typer.Argument(help="Earlier version (or pr
     except RegistryError as error:
         fail(str(error))
     console.print(f"harness {entry.version} is current again (was {entry.previous})")
+    if publish:
+        _publish_rollback(entry.version, entry.previous or "")
+
+
+def _publish_rollback(version: str, previous: str) -> None:
+    """harness.promoted with reason 'rollback' on the harness topic of a running bus."""
+    try:
+        bus = load_bus_settings()
+    except SettingsError as error:
+        fail(str(error))
+    bootstrap = bus.bootstrap_or_none()
+    if bootstrap is None:
+        fail("--publish needs a running bus: set KAFKA_BOOTSTRAP_SERVERS (the registry was "
+             "rolled back; services pick it up when they restart)")
+    event = HarnessPromoted(
+        event_id=derived_id("harness.rollback", version, previous, utc_now().isoformat()),
+        source="cli/1", correlation_id=f"rollback-{version}", proposal_id=f"rollback-{version}",
+        harness=version, previous=previous, reason="rollback")
+    try:
+        with TypedProducer(bootstrap, client_id="harness-rollback") as producer:
+            producer.send(topic("flywheel.harness"), event).get(timeout=30)
+    except Exception as error:  # noqa: BLE001 - one sentence for people, not a traceback
+        fail(f"could not publish the rollback to {bootstrap}: {error}")
+    console.print(f"published harness.promoted (rollback) {event.event_id}")
 
 
 @dataclass(frozen=True)

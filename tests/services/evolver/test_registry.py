@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -114,3 +115,35 @@ def test_cli_rounds_promote_through_the_gate_and_write_the_tables(tmp_path: Path
     bad = runner.invoke(app, ["harness", "rounds", "--policy", "nope:Nothing", "--data-dir",
                               str(tmp_path / "other")])
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_rollback_can_be_published_to_the_bus(registry: HarnessRegistry, tmp_path: Path,
+                                              bootstrap: str, fresh_topic: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from schemas.topics import TOPICS
+    from streams.consumer import TypedBatchConsumer
+
+    harness = fresh_topic("flywheel.harness")
+    # the command publishes to the registered topic: point it at this test's fresh copy
+    monkeypatch.setitem(TOPICS, "flywheel.harness", harness)
+    result = runner.invoke(app, ["harness", "rollback", BASE["version"], "--publish",
+                                 "--data-dir", str(tmp_path)],
+                           env={"KAFKA_BOOTSTRAP_SERVERS": bootstrap})
+    assert result.exit_code == 0, result.output
+    consumer = TypedBatchConsumer(bootstrap, [harness], group_id=None)
+    try:
+        records = []
+        for _ in range(20):
+            records += consumer.poll_batch(500)
+            if records:
+                break
+    finally:
+        consumer.close()
+    (record,) = records
+    assert (record.event.reason, record.event.harness, record.event.previous) == (
+        "rollback", BASE["version"], NEXT["version"])
+    offline = runner.invoke(app, ["harness", "rollback", NEXT["version"], "--publish",
+                                  "--data-dir", str(tmp_path)],
+                            env={"KAFKA_BOOTSTRAP_SERVERS": ""})
+    assert offline.exit_code == 1 and "needs a running bus" in offline.output
+    assert registry.current() == NEXT["version"]  # the registry moved anyway
