@@ -8,7 +8,6 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.settings import load_settings
-from services.evolver.corrections import DEFAULT_SHARE
 from services.evolver.paired import DEFAULT_RESAMPLES, DEFAULT_TOLERANCE
 from services.evolver.propose import DEFAULT_MIN_SUPPORT
 
@@ -40,9 +39,6 @@ class EvolverSettings(BaseSettings):
     n_per_template: int = Field(default=2, ge=1, le=100,
                                 description="Seeded instances per template in each gate run.")
     suite_seed: int = Field(default=0, ge=0, description="Suite seed of the gate's instances.")
-    correction_share: float = Field(default=DEFAULT_SHARE, ge=0.0, lt=1.0,
-                                    description="Share of the next snapshot given to "
-                                                "correction examples.")
     base_spec: Path | None = Field(default=None, description="Harness spec JSON to start from "
                                                              "when the registry is empty "
                                                              "(default: the built-in harness).")
