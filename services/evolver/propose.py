@@ -238,9 +238,10 @@ def distil_skill(template: str, successes: Sequence[Success]) -> dict[str, Any] 
     """A skill (HarnessSpec's Skill as JSON) from ≥ 2 successes with the same tool-call
     sequence, or None when they disagree or there are fewer than two.
 
-    A step argument equal in every example is a constant; one that equals a value an earlier
-    step returned, at the same place in every example, becomes `{$N.path}`; anything else
-    becomes a required parameter named after the argument (`arg`, `arg_2`, … on clashes)."""
+    A step argument that equals a value an earlier step returned, at the same place in every
+    example, becomes `{$N.path}` (for equal values only when they are strings, such as ids);
+    one equal in every example is a constant; anything else becomes a required parameter
+    named after the argument (`arg`, `arg_2`, … on clashes)."""
     examples = [s for s in successes if s.calls][:_MAX_EXAMPLES]
     if len(examples) < 2:
         return None
@@ -257,12 +258,17 @@ def distil_skill(template: str, successes: Sequence[Success]) -> dict[str, Any] 
             values = [s.calls[index].arguments.get(key) for s in examples]
             if any(v is None for v in values):
                 return None  # optional in some examples: not one procedure
-            if all(v == values[0] for v in values):
+            same = all(v == values[0] for v in values)
+            # Strings (ids, names) read from an earlier result are references even when the
+            # examples agree: the next world has other ids. Equal numbers and flags stay
+            # constants (a 5 or a true found in a result is more likely coincidence).
+            if not same or isinstance(values[0], str):
+                reference = _reference(examples, index, values)
+                if reference is not None:
+                    arguments[key] = reference
+                    continue
+            if same:
                 arguments[key] = values[0]
-                continue
-            reference = _reference(examples, index, values)
-            if reference is not None:
-                arguments[key] = reference
                 continue
             signature = tuple(canonical_json(v) for v in values)
             parameter = sources.get(signature)
