@@ -4,7 +4,8 @@ Inputs: tasks (template and goal per task id), episodes and verdicts (solved tra
 to distil from), failure traces, and the harness topic itself (evaluations from an external
 evaluator, vetoes from the gate page, rollbacks). With `evaluate` on, each proposal is run
 through the gate right here (paired dev runs, then test) and decided on at once. Every
-promotion is written to the harness registry, which is what rollouts load.
+promotion is written to the harness registry, which is what rollouts load. With a
+`proposer_model`, a local language model proposes too (after the rules, same gate).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from devices.suite.policies import make_policy
 from schemas.envelope import Event
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
 from schemas.topics import TOPICS, Topic
+from schemas.verdicts import FailureTraced
+from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 from services.evolver.decide import (
     EvolverConfig,
@@ -29,6 +32,7 @@ from services.evolver.decide import (
     initial_state,
 )
 from services.evolver.gate import CachedRunner, Runner, evaluate_proposal
+from services.evolver.model_propose import ModelProposer, load_local
 from services.evolver.registry import HarnessRegistry, RegistryError
 from services.evolver.settings import EvolverSettings
 from services.evolver.suite_runner import suite_runner
@@ -48,7 +52,8 @@ class EvolverService:
 
     def __init__(self, registry: HarnessRegistry, settings: EvolverSettings, *,
                  runner: Runner | None = None, topics: Mapping[str, Topic] | None = None,
-                 now: Callable[[], Any] | None = None) -> None:
+                 now: Callable[[], Any] | None = None,
+                 author: Callable[[str], str] | None = None) -> None:
         self.topics = {**TOPICS, **(topics or {})}
         self.inputs = tuple(self.topics[name] for name in INPUT_TOPICS)
         self.registry = registry
@@ -67,6 +72,10 @@ class EvolverService:
                                   n_per_template=settings.n_per_template)
         self.runner = CachedRunner(runner) if runner is not None else None
         self._now = now
+        if author is None and settings.proposer_model is not None:
+            author = load_local(settings.proposer_model)
+        self.model_proposer = (ModelProposer(author, min_support=settings.min_support)
+                               if author is not None else None)
 
     # ---- FoldingService ----------------------------------------------------------------
     def apply(self, stored: Stored) -> None:
@@ -89,6 +98,11 @@ class EvolverService:
         if not isinstance(event, Tick):
             state = evolve(self._known(state, event), event, self.config)
         queue = list(decide(state, event, self.config))
+        if isinstance(event, FailureTraced) and self.model_proposer is not None:
+            after_rules = state
+            for produced in queue:  # the rules' proposals use up their failures first
+                after_rules = evolve(after_rules, produced, self.config)
+            queue += self._model_proposals(after_rules, event)
         while queue:
             produced = queue.pop(0)
             state = evolve(state, produced, self.config)
@@ -112,6 +126,18 @@ class EvolverService:
                 return state
             return dataclasses.replace(state, specs={**state.specs, event.harness: spec})
         return state
+
+    def _model_proposals(self, state: EvolverState, event: FailureTraced
+                         ) -> list[HarnessProposed]:
+        assert self.model_proposer is not None
+        made = self.model_proposer.propose(state.spec, state.traces,
+                                           exclude=frozenset(state.proposals))
+        return [HarnessProposed(event_id=derived_id("harness.proposed", p.proposal_id),
+                                source="evolver/1", proposal_id=p.proposal_id,
+                                base_harness=p.base, changes=list(p.changes),
+                                motivated_by=list(p.motivated_by), rationale=p.rationale,
+                                correlation_id=event.correlation_id, causation_id=event.event_id)
+                for p in made]
 
     def _gate(self, state: EvolverState, proposal: HarnessProposed) -> list[HarnessEvaluated]:
         assert self.runner is not None

@@ -39,6 +39,9 @@ class EvolverSettings(BaseSettings):
     n_per_template: int = Field(default=2, ge=1, le=100,
                                 description="Seeded instances per template in each gate run.")
     suite_seed: int = Field(default=0, ge=0, description="Suite seed of the gate's instances.")
+    proposer_model: Path | None = Field(
+        default=None, description="Local model directory that also writes proposals (after "
+                                  "the rules; they go through the same gate). Unset: rules only.")
     base_spec: Path | None = Field(default=None, description="Harness spec JSON to start from "
                                                              "when the registry is empty "
                                                              "(default: the built-in harness).")
