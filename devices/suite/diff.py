@@ -34,6 +34,7 @@ __all__ = [
     "Expectation",
     "MemoryWritten",
     "Remove",
+    "RemoveOneOf",
     "RowChange",
     "Setting",
     "SkillUsed",
@@ -322,6 +323,28 @@ class Remove(Expectation):
 
 
 @dataclass(frozen=True, repr=False)
+class RemoveOneOf(Expectation):
+    """Exactly one of the rows `row_ids` is gone (duplicates: either copy may go)."""
+
+    app: str
+    table: str
+    row_ids: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"remove one of {self.app}.{self.table}{list(self.row_ids)}"
+
+    def met(self, changes: ChangeSet, before: StateView, after: StateView) -> bool:
+        gone = [c for c in changes.rows if c.kind == "removed" and c.app == self.app
+                and c.table == self.table and c.row_id in self.row_ids]
+        return len(gone) == 1
+
+    def claims_row(self, change: RowChange) -> bool:
+        return (change.kind == "removed" and change.app == self.app and change.table == self.table
+                and change.row_id in self.row_ids)
+
+
+@dataclass(frozen=True, repr=False)
 class Allow(Expectation):
     """Side effects the expected change implies (stock going down at checkout); not a sub-goal.
 
@@ -402,19 +425,31 @@ def _new_log(before: StateView, after: StateView) -> list[Any]:
 
 @dataclass(frozen=True, repr=False)
 class Called(Expectation):
-    """The main agent (or `agent`) made the call `name` with `arguments` successfully."""
+    """The main agent (or `agent`) made the call `name` with `arguments` successfully (and, when
+    `exclusive`, no call of `name` with other arguments)."""
 
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     agent: str = "main"
+    # When set, a call of the same tool with other arguments is a wrong try (no spraying).
+    exclusive: bool = True
 
     @property
     def label(self) -> str:
         return f"call {self.name}({dict(self.arguments)})"
 
+    def _mine(self, e: Any) -> bool:
+        return e.kind == "tool_call" and e.name == self.name and e.agent == self.agent
+
     def met(self, changes: ChangeSet, before: StateView, after: StateView) -> bool:
-        return any(e.kind == "tool_call" and e.name == self.name and e.ok and e.agent == self.agent
-                   and _row_has(e.arguments, self.arguments) for e in _new_log(before, after))
+        return any(self._mine(e) and e.ok and _row_has(e.arguments, self.arguments)
+                   for e in _new_log(before, after))
+
+    def violations(self, before: StateView, after: StateView) -> list[str]:
+        if not self.exclusive:
+            return []
+        return [f"wrong call: {self.name}({e.arguments})" for e in _new_log(before, after)
+                if self._mine(e) and not _row_has(e.arguments, self.arguments)]
 
 
 @dataclass(frozen=True, repr=False)
