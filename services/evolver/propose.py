@@ -38,6 +38,7 @@ __all__ = [
     "Proposal",
     "Success",
     "Trace",
+    "arguments_from_calls",
     "distil_skill",
     "group_traces",
     "proposal_id",
@@ -144,7 +145,8 @@ def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None,
     return Trace(event_id=event.event_id, episode_id=event.episode_id, task_id=event.task_id,
                  template=str(template), family=event.family, category=category,
                  app=app, tool=tool, summary=event.summary,
-                 refused=refused_tools(episode) if episode is not None else ())
+                 refused=refused_tools(episode) if episode is not None else tuple(
+                     str(n) for n in evidence.get("refused") or [] if isinstance(n, str)))
 
 
 def refused_tools(episode: EpisodeEnded) -> tuple[str, ...]:
@@ -289,6 +291,21 @@ def distil_skill(template: str, successes: Sequence[Success]) -> dict[str, Any] 
                        "required": sorted(properties), "additionalProperties": False},
         "steps": steps, "defaults": {}, "derived": {},
     }
+
+
+def arguments_from_calls(skill: Mapping[str, Any],
+                         calls: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """The skill's parameter values that reproduce a tool-call sequence `calls` ((name,
+    arguments) per call, in order): each `{param}` takes the value at its step and key."""
+    out: dict[str, Any] = {}
+    for index, step in enumerate(skill.get("steps", [])):
+        if index >= len(calls) or calls[index][0] != step["tool"]:
+            break
+        for key, value in step["arguments"].items():
+            whole = isinstance(value, str) and re.fullmatch(r"\{([a-z_][a-z0-9_]*)\}", value)
+            if whole and key in calls[index][1]:
+                out.setdefault(whole.group(1), calls[index][1][key])
+    return out
 
 
 def _reference(examples: Sequence[Success], index: int, values: list[Any]) -> str | None:

@@ -7,24 +7,26 @@ spec again gives the same scores (the rollback guarantee rests on this).
 
 from __future__ import annotations
 
-import json
 import logging
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
+from devices.sim import SimPhone
 from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.registry import templates_for
+from devices.suite.scoring import score_final_state
 from schemas.envelope import Event
 from schemas.episodes import EpisodeEnded, Step
-from schemas.tasks import Split
+from schemas.tasks import Split, TaskProposed
+from schemas.verdicts import FailureTraced, VerdictIssued
+from services.dataflow.ids import derived_id
 from services.evolver.delta import normalise
 from services.evolver.paired import EpisodeScore
+from services.evolver.propose import refused_tools
 
 __all__ = ["SOURCE", "suite_collector", "suite_runner"]
 
@@ -38,8 +40,6 @@ def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
                  ) -> Callable[[Mapping[str, Any], Split], list[EpisodeScore]]:
     """A gate runner: `(spec JSON, split) -> scores` of a fresh `make_policy()` on n seeded
     instances of every template serving the split (or only those named in `templates`)."""
-    from devices.sim import SimPhone  # the sandbox is only needed when running
-
     def run(spec: Mapping[str, Any], split: Split) -> list[EpisodeScore]:
         model = HarnessSpec.from_json_dict(normalise(spec))
         chosen = templates_for(split)
@@ -66,14 +66,12 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
                     templates: Sequence[str] | None = None, run_id: str = "rounds",
                     ) -> Callable[[Any, Mapping[str, Any], int], list[Event]]:
     """A rounds `collect`: the model's policy (`model.policy()`, or `make_policy()` when the
-    model is None) in the harness on `split` instances, published as the
-    loop would — `task.proposed`, `episode.ended`, and the verifier's own `verdict.issued` and
-    `failure.traced` (services.verifier: checker on the stored final state, first wrong step
-    against the oracle's trajectory)."""
-    from devices.blobs import BlobStore
-    from devices.sim import SimPhone
-    from services.dataflow.tasks import task_event
-    from services.verifier.decide import World, judge
+    model is None) in the harness on `split` instances, published as the loop would —
+    `task.proposed`, `episode.ended`, `verdict.issued` (the suite's checker on the harness's
+    final state, never the agent's claim) and, for failures, `failure.traced`.
+
+    This is the in-process stand-in for rollout + verifier that `flywheel harness rounds`
+    uses; in the full loop the verifier service traces failures against the oracle."""
 
     def collect(model: Any, spec: Mapping[str, Any], generation: int) -> list[Event]:
         harness_spec = HarnessSpec.from_json_dict(normalise(spec))
@@ -85,50 +83,28 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
             raise ValueError("suite_collector needs a model with policy() or make_policy")
         policy = model.policy() if model is not None else make_policy()  # type: ignore[misc]
         harness = Harness(SimPhone(), harness_spec)
-        reference = _ReferencePhone(Harness(SimPhone()))  # the oracle's reference run
-        with tempfile.TemporaryDirectory(prefix="evolver-blobs-") as folder:
-            world = World(blobs=BlobStore(Path(folder)), phone=reference, suite_seed=suite_seed)
-            envelope = {"source": SOURCE, "correlation_id": f"{run_id}-g{generation}"}
-            out: list[Event] = []
-            try:
-                for task in tasks:
-                    proposed = task_event(task, tier="easy", **envelope)
-                    episode = _episode(harness, task, policy, harness_spec.version,
-                                       world.blobs, proposed, envelope)
-                    out += [proposed, episode, *judge(proposed, episode, world)]
-            finally:
-                harness.close()
-                reference.close()
+        correlation = f"{run_id}-g{generation}"
+        out: list[Event] = []
+        try:
+            for task in tasks:
+                proposed = TaskProposed(
+                    event_id=derived_id("task.proposed", correlation, task.task_id),
+                    source=SOURCE, correlation_id=correlation, task_id=task.task_id,
+                    template=task.template, family=task.family, split=task.split,
+                    index=task.index, params=task.params, goal=task.goal)
+                episode, final = _episode(harness, task, policy, harness_spec.version,
+                                          proposed)
+                out += [proposed, episode, *_judge(task, episode, final)]
+        finally:
+            harness.close()
         return out
 
     return collect
 
 
-class _ReferencePhone:
-    """A harnessed SimPhone for the verifier's oracle reference: the verifier reads `.state`
-    with the checkers' API, which for a harnessed phone is its final-state view."""
-
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
-        self.device_id = harness.device_id
-
-    @property
-    def state(self) -> Any:
-        return self.harness.view()
-
-    def reset(self, task: Any) -> Any:
-        return self.harness.reset(task)
-
-    def act(self, action: Any) -> Any:
-        return self.harness.act(action)
-
-    def close(self) -> None:
-        self.harness.close()
-
-
-def _episode(harness: Harness, task: Any, policy: Policy, version: str, blobs: Any,
-             proposed: Event, envelope: dict[str, str]) -> EpisodeEnded:
-    """One in-process episode with every step recorded, its final state in the blob store."""
+def _episode(harness: Harness, task: Any, policy: Policy, version: str, proposed: Event
+             ) -> tuple[EpisodeEnded, dict[str, Any]]:
+    """One in-process episode with every step recorded, and the harness's final state."""
     observation = harness.reset(task)
     if isinstance(policy, OraclePolicy):
         policy.prepare(task)
@@ -138,11 +114,42 @@ def _episode(harness: Harness, task: Any, policy: Policy, version: str, blobs: A
         action = policy.next_action(observation)
         observation = harness.act(action)
         steps.append(Step(index=len(steps), action=action, observation=observation))
-    data = json.dumps(harness.final_state(), sort_keys=True, separators=(",", ":"),
-                      default=str).encode()
-    episode_id = f"{task.task_id}@{version}"
-    return EpisodeEnded(episode_id=episode_id, task_id=task.task_id, device_id="sim-evolver",
-                        environment="sim", policy=policy.name, harness=version,
-                        outcome="finished" if observation.done else "max_steps", steps=steps,
-                        final_state=blobs.put(data, "application/json"),
-                        causation_id=proposed.event_id, **envelope)
+    episode_id = derived_id("episode", proposed.correlation_id, task.task_id, version)
+    episode = EpisodeEnded(
+        event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
+        task_id=task.task_id, device_id="sim-evolver", environment="sim", policy=policy.name,
+        harness=version, outcome="finished" if observation.done else "max_steps", steps=steps,
+        source=SOURCE, correlation_id=proposed.correlation_id, causation_id=proposed.event_id)
+    return episode, harness.final_state()
+
+
+def _judge(task: Any, episode: EpisodeEnded, final: dict[str, Any]) -> list[Event]:
+    """The verdict from the suite's checker, and a failure trace for a failed episode: its
+    category from what the episode shows (a tool the catalogue refused, the step budget,
+    writes beyond the task, else an incomplete task)."""
+    result = score_final_state(task, final)
+    envelope = {"source": SOURCE, "correlation_id": episode.correlation_id,
+                "causation_id": episode.event_id}
+    verdict = VerdictIssued(
+        event_id=derived_id("verdict.issued", episode.episode_id), episode_id=episode.episode_id,
+        task_id=task.task_id, checker="final_state", score=result.score, passed=result.passed,
+        progress=result.progress, details={"template": task.template}, **envelope)
+    if result.passed:
+        return [verdict]
+    refused = refused_tools(episode)
+    if refused:
+        category, summary = "wrong_tool", f"called {refused[0]}, which the catalogue does not show"
+    elif episode.outcome == "max_steps":
+        category, summary = "step_budget", f"the step budget ({task.max_steps}) ran out"
+    elif result.violations:
+        category, summary = "extra_side_effect", "; ".join(result.violations[:3])
+    else:
+        met = sum(1 for _, ok in result.subgoals if ok)
+        category, summary = "incomplete", f"{met} of {len(result.subgoals)} sub-goals met"
+    failure = FailureTraced(
+        event_id=derived_id("failure.traced", episode.episode_id), episode_id=episode.episode_id,
+        task_id=task.task_id, family=task.family, category=category, summary=summary,
+        evidence={"template": task.template, "refused": list(refused),
+                  "violations": result.violations[:5]},
+        event_ids=[episode.event_id, verdict.event_id], **envelope)
+    return [verdict, failure]
