@@ -194,7 +194,13 @@ def evolve(state: EvolverState, event: Any, config: EvolverConfig | None = None)
         proposal = state.proposals.get(event.proposal_id)
         if event.harness not in specs and proposal is not None \
                 and proposal.base_harness in specs:
-            specs[event.harness] = apply_delta(specs[proposal.base_harness], proposal.changes)
+            try:
+                candidate = apply_delta(specs[proposal.base_harness], proposal.changes)
+            except DeltaError as error:
+                logger.warning("promotion of %s ignored: its proposal does not apply (%s)",
+                               event.harness, error)
+                return state
+            specs[candidate["version"]] = candidate
         if event.harness not in specs:
             logger.warning("promotion of unknown harness %s ignored; register its spec first",
                            event.harness)

@@ -67,7 +67,11 @@ SPLITS: tuple[Split, ...] = ("dev", "test")
 
 
 class Model(Protocol):
-    """A policy-producing model: `name` identifies it (checkpoint id or scripted policy)."""
+    """A policy-producing model: `name` identifies it (checkpoint id or scripted policy).
+
+    The suite's collector and runner (services.evolver.suite_runner) also call its
+    `policy()` for a fresh policy object; `flywheel run --generations N` passes the trainer's
+    checkpoint (policy: trainer.policy.ModelPolicy) and its SFT/GRPO step as `train`."""
 
     name: str
 

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from schemas.envelope import Event
-from schemas.harness import HarnessPromoted, HarnessProposed, HarnessRejected
+from schemas.harness import (
+    HarnessChange,
+    HarnessEvaluated,
+    HarnessPromoted,
+    HarnessProposed,
+    HarnessRejected,
+)
 from services.evolver.decide import (
     EvolverConfig,
     EvolverState,
@@ -170,3 +176,25 @@ def test_the_cached_runner_runs_the_base_once_per_split() -> None:
     evaluate_proposal(state.spec, proposal, cached)
     evaluate_proposal(state.spec, proposal, cached)
     assert cached.runs == 4  # base and candidate, dev and test
+
+
+def test_forged_promotions_and_bad_proposals_change_nothing() -> None:
+    state = initial_state(SPEC)
+    bad = HarnessProposed(source="someone", correlation_id="r", proposal_id="hp-bad",
+                          base_harness=state.current,
+                          changes=[HarnessChange(component="skill", op="update", name="nope",
+                                                 spec={"description": "x"})])
+    state, out = handle(state, bad)
+    assert out == []
+    forged = HarnessPromoted(source="someone", correlation_id="r", proposal_id="hp-bad",
+                             harness="abcdefabcdef", previous=state.current)
+    after, out = handle(state, forged)
+    assert out == [] and after.current == SPEC["version"]
+    # a forged evaluation claiming a pass is judged on its numbers and the proposal itself
+    claim = HarnessEvaluated(source="someone", correlation_id="r", proposal_id="hp-bad",
+                             base_overall=0.1, candidate_overall=0.9, episodes=10,
+                             verdict="better", delta=0.8, delta_low=0.5, delta_high=0.9,
+                             passed=True)
+    after, out = handle(state, claim)
+    assert [(e.type, e.reason) for e in out] == [("harness.rejected", "invalid")]
+    assert after.current == SPEC["version"]
