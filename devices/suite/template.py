@@ -15,7 +15,7 @@ from schemas.observations import Observation
 from schemas.tasks import Family, Split
 from schemas.verdicts import CheckerKind
 
-__all__ = ["TIERS", "Observe", "OracleScript", "PoolError", "SplitError", "Template", "Tier"]
+__all__ = ["TIERS", "Observe", "OracleScript", "PoolError", "SplitError", "Template", "Tier", "tier_for"]
 
 # What the oracle calls to see the observation after its last action.
 Observe = Callable[[], Observation]
@@ -24,6 +24,16 @@ OracleScript = Iterator[Any]
 
 Tier = Literal["easy", "medium", "hard"]
 TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
+
+
+def tier_for(actions: float, chain: int) -> Tier:
+    """easy: at most two oracle actions and one lookup; hard: four or more actions or a chain of
+    two or more dependent lookups; medium: the rest."""
+    if actions >= 4 or chain >= 2:
+        return "hard"
+    if actions <= 2 and chain <= 1:
+        return "easy"
+    return "medium"
 
 # Most tasks take a handful of tool calls; 30 steps leaves room for detours and GUI work.
 DEFAULT_MAX_STEPS = 30
@@ -57,6 +67,10 @@ class Template(ABC):
     # The apps whose tools the harness shows for this task (empty = all).
     apps: ClassVar[tuple[str, ...]] = ()
     tier: ClassVar[Tier] = "easy"
+    # Whether the task needs a value the goal does not state, found mid-episode, and the
+    # longest chain of dependent lookups its oracle makes (one result decides the next call).
+    needs_lookup: ClassVar[bool] = False
+    chain: ClassVar[int] = 0
     # Whether memory writes count in the state diff (memory templates set it).
     diff_memory: ClassVar[bool] = False
 
@@ -135,5 +149,6 @@ class Template(ABC):
         """A JSON-ready summary for `flywheel suite list`."""
         return {"name": self.name, "family": self.family, "checker": self.checker,
                 "splits": list(self.splits()), "test_only": self.test_only,
-                "tier": self.tier, "apps": list(self.apps),
+                "tier": self.tier, "apps": list(self.apps), "needs_lookup": self.needs_lookup,
+                "chain": self.chain,
                 "goal_template": self.goal_template, "parameters": self.parameters}

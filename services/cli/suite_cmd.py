@@ -111,5 +111,31 @@ def eval_policy(
         console.print(f"chart: {plot}")
 
 
+@suite_app.command("stats")
+def stats(
+    n: Annotated[int, typer.Option(min=1, help="Oracle episodes per template for the action counts.")] = 2,
+    seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Breadth and depth: templates, apps, tools, oracle actions, lookups, tiers, distinct test instances."""
+    from devices.suite.stats import suite_stats
+
+    data = suite_stats(n_oracle=n, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table("group", "templates", "mean oracle actions", "mid-episode values", "chains ≥ 2",
+                  title="Task suite")
+    for group in ("per_family", "per_tier", "per_family_tier"):
+        for name, row in data[group].items():
+            table.add_row(name, str(row["templates"]), f"{row['mean_oracle_actions']:.2f}",
+                          f"{row['needs_mid_episode_value']:.0%}", f"{row['dependent_chain_2plus']:.0%}")
+    console.print(table)
+    console.print(f"{data['templates']} templates, {data['apps']} apps, {data['tools']} tools "
+                  f"({data['tools_used_by_oracle']} used by some oracle); mean oracle actions "
+                  f"{data['mean_oracle_actions']:.2f}; at least {data['distinct_test_instances_min']} distinct "
+                  f"test instances per template (of {data['distinct_test_instances_sampled']} drawn)")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(suite_app, name="suite")

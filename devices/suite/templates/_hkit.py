@@ -10,14 +10,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from devices.suite.pools import Pool
+from devices.suite.templates._world import FIRST
 from schemas.observations import Observation
 from schemas.tasks import Split
 
 __all__ = [
     "ALBUMS",
+    "CITIES",
     "CODES",
-    "FIRSTS",
+    "DIM_LEVELS",
+    "FOCUS_MINUTES",
+    "LEVELS",
     "LISTS",
+    "NAP_MINUTES",
     "PHRASES",
     "PLACES",
     "PRODUCTS",
@@ -30,6 +35,7 @@ __all__ = [
     "TOPICS",
     "WEEKDAYS",
     "World",
+    "derived_parameters",
     "hits",
     "memory_value",
     "pool3",
@@ -42,22 +48,16 @@ __all__ = [
 def pool3(train: str, dev: str, test: str) -> Pool:
     """A pool with train, dev and test values of their own ('|'-separated)."""
     t, d, s = (tuple(x.split("|")) for x in (train, dev, test))
-    try:
-        return Pool(t, s, dev=d)  # type: ignore[call-arg]
-    except TypeError:  # a Pool without its own dev values: dev then draws from train's
-        return Pool(t + d, s)
+    return Pool(t, s, d)
 
 
-# Values these families draw; none appears in the default world or in the tool family's pools,
-# so a value found in an instance of one split can only have come from that split's pool.
+# Values these families draw. Each is distinctive (multi-word or coined), so a value of one
+# split never appears as a word in another split's goals, and none is in the default world.
 SURNAMES = pool3("Abernathy|Bjornsson|Castellanos|Delacroix|Eriksen|Fairweather|Gallagher"
                  "|Halvorsen|Ishikawa|Jablonski|Kowalczyk|Lindgren",
                  "Moreau|Nakamura|Oyelaran|Petrakis|Quintero|Rasmussen",
                  "Sandoval|Takahashi|Umarov|Vasquez|Wojcik|Xiong|Yamada|Zielinski|Achterberg"
                  "|Brannigan")
-# First names are shared by design: distractors carry the same first name.
-FIRSTS = ("Maya", "Theo", "Nadia", "Omar", "Lena", "Felix", "Aisha", "Jonas", "Clara", "Mikel",
-          "Rosa", "Ivan")
 PLACES = pool3("Bluebird Diner|Cedar Hollow Clinic|Driftwood Books|Ember Pizza|Foxglove Florist"
                "|Greystone Gym|Hollyhock Tea Room|Ironbark Hardware",
                "Jasper Laundry|Kettlebell Studio|Lindenwood Vets|Moonrise Cafe",
@@ -90,17 +90,26 @@ TITLES = pool3("Budget walkthrough|Design review|Tenancy check|Mentoring session
 TOPICS = pool3("gutter quote|choir rota|allotment plot|boiler check|window frames",
                "kayak trip|library card|bike rack",
                "roof tiles|sailing club|piano tuning|chimney sweep|fence repair")
-TAGS = pool3("keepsake|frame-it|scan-later|print-me", "for-album|to-edit|crop-me",
-             "gift-print|wall-art|memories|postcard")
-ALBUMS = pool3("Old Town|Seaside|Graduation|Camping", "Garden Party|Snow Trip|Picnic",
-               "Road Trip|Birthday Bash|Museum Day|Harbour Walk")
-LISTS = pool3("Date night|Rainy day|Weekend|Take guests", "Brunch spots|Errands|Runs",
-              "Visitors|Kids outings|Quiet places|Late night")
+TAGS = pool3("keepsake-pick|frame-it|scan-later|print-me", "for-album|to-edit|crop-me",
+             "gift-print|wall-art|memory-lane|postcard-pick")
+ALBUMS = pool3("Old Town Stroll|Seaside Weekend|Graduation Day|Lakeside Camp",
+               "Garden Party Pics|Snow Trip 2025|Picnic by the Mill",
+               "Road Trip North|Birthday Bash 40|Museum Day Out|Harbour Walk Pics")
+LISTS = pool3("Date night ideas|Rainy day plans|Weekend wander|Take guests here",
+              "Brunch spots list|Errand stops|Running routes",
+              "Visitor tours|Kids outings list|Quiet corners|Late night eats")
 # HH:MM: train minutes :05/:25/:45, dev :10/:50, test :15/:35/:55 (no time in two splits).
 TIMES = pool3("06:05|06:25|06:45|07:05|07:25|07:45|08:05|08:25",
               "06:10|06:50|07:10|07:50|08:10",
               "05:55|06:15|06:35|06:55|07:15|07:35|08:15|08:35")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri")
+# Whole-number pools: minutes, levels and counts (train, test, dev disjoint).
+NAP_MINUTES = Pool((15, 20, 25, 30), (40, 45, 50, 55), (35, 38))
+FOCUS_MINUTES = Pool((25, 50, 60, 90), (100, 110, 120), (70, 80))
+LEVELS = Pool((55, 65, 70, 75), (85, 90, 95), (78, 82))
+DIM_LEVELS = Pool((5, 10, 15), (25, 30, 35), (18, 22))
+CITIES = pool3("Reykjavik|Lisbon|Montreal|Nairobi|Osaka", "Tallinn|Cordoba|Hobart",
+               "Valparaiso|Tbilisi|Windhoek|Krakow|Da Nang")
 
 
 def rid(rng: random.Random, prefix: str) -> str:
@@ -119,9 +128,10 @@ class World:
         self._used: set[str] = set()
 
     def person(self, first: str | None = None) -> str:
-        """A fresh full name (first name random unless given), never one already used."""
+        """A fresh full name, never one already used: first names come from the split's pool of
+        the tool family (shared by namesakes), surnames from this kit's."""
         for surname in self._surnames:
-            name = f"{first or self.rng.choice(FIRSTS)} {surname}"
+            name = f"{first or self.rng.choice(FIRST.values(self.split))} {surname}"
             if name not in self._used:
                 self._used.add(name)
                 return name
@@ -189,3 +199,25 @@ def parse_count(text: str) -> tuple[int, str]:
     if not match:
         raise LookupError(f"cannot read a count from {text!r}")
     return int(match.group(1)), match.group(2)
+
+
+def _schema_of(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    if isinstance(value, list):
+        return {"type": "array"}
+    if isinstance(value, dict):
+        return {"type": "object"}
+    return {"type": "string"}
+
+
+def derived_parameters(template: Any) -> dict[str, Any]:
+    """The JSON Schema of a template's parameters, read off a generated instance (so it always
+    names exactly the parameters the template generates)."""
+    params = template.generate(template.splits()[0], 0, 0).params
+    return {"type": "object", "properties": {k: _schema_of(v) for k, v in params.items()},
+            "required": sorted(params)}

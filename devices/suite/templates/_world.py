@@ -9,8 +9,9 @@ needs from observations, so a broken lookup tool makes it fail.
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -67,9 +68,13 @@ def weekday_name(date: str) -> str:
 class World:
     """The rows one instance adds to the default world, with random ids and a random start day."""
 
-    def __init__(self, rng: random.Random, split: Split) -> None:
+    def __init__(self, rng: random.Random, split: Split, index: int = 0, order_seed: str = "") -> None:
         self.rng = rng
         self.split = split
+        # The instance number and a seed shared by every instance of this template and split:
+        # `nth` walks one fixed permutation of a product, so instances 0..n-1 never repeat it.
+        self.index = index
+        self.order_seed = order_seed
         self.now = _FIRST_DAY + timedelta(days=rng.randrange(_DAYS_SPAN))
         self.tables: dict[str, dict[str, list[Row]]] = {}
         self.settings: dict[str, Any] = {}
@@ -84,6 +89,16 @@ class World:
         values = [pool.pick(self.rng, self.split)] if k is None else pool.sample(self.rng, self.split, k)
         self.drawn.extend((pool, v) for v in values)
         return values[0] if k is None else values
+
+    def nth(self, *options: Pool | Sequence[Any]) -> tuple[Any, ...]:
+        """The index-th element of a fixed shuffle of the product of `options` (pools give their
+        split's values): distinct for the first len(product) instances of a split."""
+        lists = [list(o.values(self.split)) if isinstance(o, Pool) else list(o) for o in options]
+        combos = list(itertools.product(*lists))
+        random.Random(f"{self.order_seed}:{len(combos)}").shuffle(combos)
+        combo = combos[self.index % len(combos)]
+        self.drawn.extend((o, v) for o, v in zip(options, combo, strict=True) if isinstance(o, Pool))
+        return combo
 
     def pick(self, values: Iterable[Any], k: int | None = None) -> Any:
         seq = list(values)
@@ -170,9 +185,6 @@ class WorldTemplate(Template):
 
     family = "tool"
     checker = "final_state"
-    # Longest chain of dependent lookups the oracle needs (0 = none).
-    chain: ClassVar[int] = 0
-    # Whether the task needs a value the goal does not state, found mid-episode.
     needs_lookup: ClassVar[bool] = True
     # Whether the oracle must use the GUI (no tool covers a step).
     gui: ClassVar[bool] = False
@@ -195,7 +207,7 @@ class WorldTemplate(Template):
                              "instances; pick a template from the train or dev list")
         index = instance_index(split, i)
         seed = instance_seed(suite_seed, self.name, index)
-        w = World(instance_rng(seed), split)
+        w = World(instance_rng(seed), split, i, f"{suite_seed}:{self.name}:{split}")
         params = self.build(w)
         w.shuffle()
         self.check_pools(params, split)
@@ -215,8 +227,7 @@ class WorldTemplate(Template):
         yield from self.solve(intent, observe)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "chain": self.chain, "needs_lookup": self.needs_lookup,
-                "gui": self.gui, "lookups": list(self.lookups)}
+        return {**super().describe(), "gui": self.gui, "lookups": list(self.lookups)}
 
 
 # ---- oracle helpers ------------------------------------------------------------------------------
@@ -298,7 +309,9 @@ def next_weekday_from(now: datetime, weekday: int) -> str:
 
 # How goals say a duration, and the minutes they mean.
 DURATIONS = {"half an hour": 30, "a quarter of an hour": 15, "three quarters of an hour": 45,
-             "an hour and a half": 90, "twenty minutes": 20, "an hour": 60, "ten minutes": 10}
+             "an hour and a half": 90, "twenty minutes": 20, "an hour": 60, "ten minutes": 10,
+             "forty minutes": 40, "fifty minutes": 50, "an hour and a quarter": 75, "two hours": 120,
+             "five minutes": 5, "twenty-five minutes": 25}
 
 
 __all__ += ["DURATIONS", "next_weekday_from", "now_of", "shift"]

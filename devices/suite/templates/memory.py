@@ -18,23 +18,27 @@ from devices.suite.diff import Add, Allow, AnswerIs, Expectation, Setting, Updat
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._hkit import (
     CODES,
+    LEVELS,
     PHRASES,
     PLACES,
     PRODUCTS,
     STREETS,
     SUBJECTS,
+    SURNAMES,
     TIMES,
     TITLES,
     TOPICS,
     WEEKDAYS,
     World,
+    derived_parameters,
     memory_value,
     parse_count,
     rid,
     row_where,
     rows_of,
 )
-from devices.suite.templates._kit import S, call, finish, params_schema
+from devices.suite.templates._kit import call, finish
+from devices.suite.templates._world import FIRST
 from schemas.actions import MemoryRead, MemoryWrite
 
 __all__ = ["TEMPLATES", "MemoryForgotten", "MemoryUpdated"]
@@ -90,6 +94,10 @@ class _Memory(Template):
     diff_memory = True
     tier = "medium"
 
+    @property
+    def parameters(self) -> dict[str, Any]:  # type: ignore[override]
+        return derived_parameters(self)
+
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         raise NotImplementedError
 
@@ -98,7 +106,8 @@ class _Relation(_Memory):
     """A task about the person memory names by a relation; the phone holds a namesake (same
     first name) and the other relations' people, memory holds look-alike relations."""
 
-    parameters = params_schema(relation=S, person=S, others=S)
+    pools = MappingProxyType({"surname": SURNAMES})
+
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
@@ -106,7 +115,8 @@ class _Relation(_Memory):
         person = world.person()
         namesake = world.person(person.split()[0])
         others = [world.person() for _ in other_relations]
-        return {"relation": relation, "person": person, "namesake": namesake,
+        return {"relation": relation, "person": person, "surname": person.split()[1],
+                "namesake": namesake,
                 "other_relations": other_relations, "others": others, **self.extra(rng, split)}
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -138,7 +148,7 @@ class TextRelation(_Relation):
     name = "mem_text_relation"
     goal_template = "Text my {relation}: \"{phrase}\"."
     apps = ("contacts", "messages")
-    pools = MappingProxyType({"phrase": PHRASES})
+    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split)}
@@ -161,7 +171,7 @@ class EmailRelation(_Relation):
     name = "mem_email_relation"
     goal_template = "Email my {relation} with the subject '{subject}' saying \"{phrase}\"."
     apps = ("contacts", "email")
-    pools = MappingProxyType({"phrase": PHRASES, "subject": SUBJECTS})
+    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES, "subject": SUBJECTS})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split), "subject": SUBJECTS.pick(rng, split)}
@@ -182,6 +192,7 @@ class EmailRelation(_Relation):
 
 class RelationPhone(_Relation):
     name = "mem_relation_phone"
+    test_only = True
     checker = "state_and_answer"
     goal_template = "What's my {relation}'s phone number? Just the number, please."
     apps = ("contacts", "messages")
@@ -253,7 +264,7 @@ class InviteRelation(_Relation):
     goal_template = "Add my {relation} to the guest list of my '{title}' event."
     apps = ("contacts", "calendar")
     tier = "hard"
-    pools = MappingProxyType({"title": TITLES})
+    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"title": TITLES.pick(rng, split), "date": f"2026-01-{rng.randint(12, 28):02d}"}
@@ -288,7 +299,7 @@ class ReplyRelationEmail(_Relation):
     goal_template = "Reply to my {relation}'s latest email: \"{phrase}\"."
     apps = ("contacts", "email")
     tier = "hard"
-    pools = MappingProxyType({"phrase": PHRASES})
+    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES})
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split), "subjects": SUBJECTS.sample(rng, split, 3)}
@@ -327,7 +338,6 @@ class ReplyRelationEmail(_Relation):
 class HomeCheckout(_Memory):
     name = "mem_home_checkout"
     goal_template = "Check out my cart and have it delivered to my home."
-    parameters = params_schema(street=S)
     apps = ("shopping",)
     tier = "easy"
     pools = MappingProxyType({"street": STREETS})
@@ -358,7 +368,6 @@ class HomeCheckout(_Memory):
 class UsualOrder(_Memory):
     name = "mem_usual_order"
     goal_template = "Put my usual order from {store} in the cart."
-    parameters = params_schema(store=S, product=S)
     apps = ("shopping",)
     pools = MappingProxyType({"product": PRODUCTS})
 
@@ -395,7 +404,6 @@ class UsualOrder(_Memory):
 
 
 class _Alarm(_Memory):
-    parameters = params_schema(time=S)
     apps = ("clock",)
     tier = "easy"
     pools = MappingProxyType({"time": TIMES})
@@ -440,7 +448,6 @@ class LockerCode(_Memory):
     name = "mem_locker_code"
     checker = "state_and_answer"
     goal_template = "What's the code of my {place} locker? Only the code."
-    parameters = params_schema(place=S, code=S)
     tier = "easy"
     pools = MappingProxyType({"code": CODES})
 
@@ -468,14 +475,13 @@ class LatestParking(_Memory):
     name = "mem_latest_parking"
     checker = "state_and_answer"
     goal_template = "Which parking spot did I leave the car in most recently? Just the spot."
-    parameters = params_schema(spot=S)
+    pools = MappingProxyType({"code": CODES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        spots = [f"{rng.choice('ABCDEF')}{code[:2]}" for code in CODES.sample(rng, split, 3)]
-        while len(set(spots)) < 3:
-            spots = [f"{rng.choice('ABCDEF')}{s[1:]}" for s in spots]
+        codes = CODES.sample(rng, split, 3)
+        spots = [f"{rng.choice('ABCDEF')}-{code}" for code in codes]
         days = sorted(rng.sample(range(10, 29), 3))
-        return {"spot": spots[-1], "spots": spots, "days": days}
+        return {"spot": spots[-1], "code": codes[-1], "spots": spots, "days": days}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         notes = {f"note/2025-12-{day:02d}": f"Parked on level {i + 1}, spot {spot}."
@@ -498,8 +504,8 @@ class LatestParking(_Memory):
 
 class PreferredTimer(_Memory):
     name = "mem_preferred_timer"
+    test_only = True
     goal_template = "Start a timer for my {thing}, the way I like it."
-    parameters = params_schema(thing=S, minutes=S)
     apps = ("clock",)
     tier = "easy"
 
@@ -526,21 +532,21 @@ class PreferredTimer(_Memory):
 class PreferredBrightness(_Memory):
     name = "mem_preferred_brightness"
     goal_template = "Set the screen the way I like it {when}."
-    parameters = params_schema(when=S, level=S)
+    pools = MappingProxyType({"level": LEVELS})
     apps = ("settings",)
     tier = "easy"
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         when, other = rng.sample(("at night", "in the morning", "when reading"), 2)
-        level, other_level = rng.sample(range(5, 96, 5), 2)
-        while 60 in (level, other_level):
-            level, other_level = rng.sample(range(5, 96, 5), 2)
-        return {"when": when, "level": level, "other": other, "other_level": other_level}
+        level, other_level = LEVELS.sample(rng, split, 2)
+        return {"when": when, "level": level, "other": other, "other_level": other_level,
+                "_volume": rng.randint(1, 7)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         def key(when: str) -> str:
             return f"brightness_{when.split()[-1]}"
-        return {"memory": {key(p["when"]): p["level"], key(p["other"]): p["other_level"]}}
+        return {"memory": {key(p["when"]): p["level"], key(p["other"]): p["other_level"]},
+                "settings": {"volume_ring": p["_volume"]}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("brightness", p["level"])]
@@ -555,7 +561,6 @@ class PreferredBrightness(_Memory):
 class NavigateToProvider(_Memory):
     name = "mem_navigate_provider"
     goal_template = "Take me to my {role} by {mode}."
-    parameters = params_schema(role=S, place=S, mode=S)
     apps = ("maps",)
     tier = "hard"
     pools = MappingProxyType({"place": PLACES})
@@ -592,7 +597,6 @@ class SaveSenderAsRole(_Memory):
     name = "mem_save_sender_role"
     goal_template = ("Whoever texted me about the {topic} is my new {role}. Remember that for "
                      "next time.")
-    parameters = params_schema(topic=S, role=S, person=S)
     apps = ("messages", "contacts")
     pools = MappingProxyType({"topic": TOPICS})
 
@@ -629,7 +633,6 @@ class SaveSenderAsRole(_Memory):
 class SaveCodeFromText(_Memory):
     name = "mem_save_code_from_text"
     goal_template = "{first} texted me the new {what} code. Keep it in your memory."
-    parameters = params_schema(first=S, what=S, code=S)
     apps = ("messages",)
     pools = MappingProxyType({"code": CODES})
 
@@ -666,7 +669,6 @@ class SaveCodeFromText(_Memory):
 class ForgetOldAddress(_Memory):
     name = "mem_forget_old_address"
     goal_template = "I don't live at my previous flat any more. Forget that address."
-    parameters = params_schema(street=S)
     tier = "easy"
     pools = MappingProxyType({"street": STREETS})
 
@@ -693,7 +695,6 @@ class UpdateWorkAddress(_Memory):
     name = "mem_update_work_address"
     test_only = True
     goal_template = "My office moved to {street}. Update what you remember about it."
-    parameters = params_schema(street=S)
     pools = MappingProxyType({"street": STREETS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
@@ -720,7 +721,6 @@ class FollowUpFromNote(_Memory):
     name = "mem_follow_up_from_note"
     goal_template = ("Put the follow-up I agreed with {first} in my calendar: one hour, titled "
                      "'Follow-up with {first}'.")
-    parameters = params_schema(first=S, date=S, time=S)
     apps = ("calendar",)
     tier = "hard"
     pools = MappingProxyType({"time": TIMES})
@@ -731,7 +731,7 @@ class FollowUpFromNote(_Memory):
         time, other_time = TIMES.sample(rng, split, 2)
         topic, other_topic = TOPICS.sample(rng, split, 2)
         first = person.split()[0]
-        other_first = rng.choice([f for f in ("Maya", "Theo", "Nadia", "Omar") if f != first])
+        other_first = rng.choice([f for f in FIRST.values(split) if f != first])
         return {"first": first, "person": person, "date": f"2026-01-{rng.randint(12, 23):02d}",
                 "time": time, "topic": topic, "other_first": other_first,
                 "other": world.person(other_first), "other_time": other_time,
@@ -765,7 +765,6 @@ class CancelGiftOrder(_Memory):
     name = "mem_cancel_gift_order"
     test_only = True
     goal_template = "Cancel the order I placed as a present for my {relation}."
-    parameters = params_schema(relation=S, product=S)
     apps = ("shopping",)
     tier = "hard"
     pools = MappingProxyType({"product": PRODUCTS})

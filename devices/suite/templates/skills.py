@@ -19,17 +19,24 @@ from devices.suite.diff import Add, Allow, Expectation, Setting, SkillUsed, Upda
 from devices.suite.template import Observe, OracleScript, Template
 from devices.suite.templates._hkit import (
     ALBUMS,
+    CITIES,
+    DIM_LEVELS,
+    FOCUS_MINUTES,
+    LEVELS,
     LISTS,
+    NAP_MINUTES,
     PHRASES,
     PLACES,
     PRODUCTS,
     STREETS,
     SUBJECTS,
+    SURNAMES,
     TAGS,
     TIMES,
     TITLES,
     TOPICS,
     World,
+    derived_parameters,
     rid,
     row_where,
     rows_of,
@@ -54,6 +61,10 @@ class _Skill(Template):
     tier = "medium"
     skill: ClassVar[str]
 
+    @property
+    def parameters(self) -> dict[str, Any]:  # type: ignore[override]
+        return derived_parameters(self)
+
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {}
 
@@ -77,7 +88,8 @@ class _WithContact(_Skill):
         world = World(rng, split)
         person = world.person()
         company, other_company = rng.sample(COMPANIES, 2)
-        return {"person": person, "first": person.split()[0], "company": company,
+        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
+                "company": company,
                 "namesake": world.person(person.split()[0]), "other_company": other_company}
 
     def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
@@ -98,7 +110,7 @@ class _WithContact(_Skill):
 
 class _Meeting(_WithContact):
     apps = MEETING_APPS
-    pools = MappingProxyType({"title": TITLES})
+    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -184,7 +196,11 @@ class _Device(_Skill):
     start_settings: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"settings": dict(self.start_settings)} if self.start_settings else {}
+        return {"settings": {"volume_ring": p["_volume"], **self.start_settings}}
+
+    def world(self, rng: random.Random) -> dict[str, Any]:
+        """Private parameters that vary the phone each instance starts from."""
+        return {"_volume": rng.randint(1, 7)}
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield UseSkill(skill=self.skill, arguments=self.skill_args(p, None))
@@ -196,6 +212,9 @@ class Bedtime(_Device):
     skill = "bedtime_mode"
     goal_template = "Get the phone ready for the night and wake me at {time}."
     pools = MappingProxyType({"time": TIMES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        return {"time": TIMES.pick(rng, split), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"wake_time": p["time"]}
@@ -210,9 +229,11 @@ class BedtimeDimmed(Bedtime):
     goal_template = ("Night mode for the phone please, with the screen down to {level}%, and wake "
                      "me at {time}.")
     test_only = True
+    pools = MappingProxyType({"time": TIMES, "level": DIM_LEVELS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"time": TIMES.pick(rng, split), "level": rng.choice((5, 15, 20, 25, 30))}
+        return {"time": TIMES.pick(rng, split), "level": DIM_LEVELS.pick(rng, split),
+                **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"wake_time": p["time"], "brightness": p["level"]}
@@ -225,9 +246,10 @@ class Nap(_Device):
     name = "skill_nap"
     skill = "nap_mode"
     goal_template = "I'm having a {minutes}-minute nap. Keep the phone quiet until it's over."
+    pools = MappingProxyType({"minutes": NAP_MINUTES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": rng.choice((15, 20, 25, 30, 40, 45))}
+        return {"minutes": NAP_MINUTES.pick(rng, split), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"minutes": p["minutes"]}
@@ -241,11 +263,12 @@ class Morning(_Device):
     name = "skill_morning"
     skill = "morning_mode"
     goal_template = "Good morning! Set the phone up for the day with the screen at {level}%."
+    pools = MappingProxyType({"level": LEVELS})
     start_settings = MappingProxyType({"do_not_disturb": True, "dark_mode": True,
                                       "brightness": 10})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"level": rng.choice((55, 65, 70, 75, 90, 95))}
+        return {"level": LEVELS.pick(rng, split), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"brightness": p["level"]}
@@ -259,9 +282,10 @@ class Focus(_Device):
     name = "skill_focus"
     skill = "focus_mode"
     goal_template = "I need {minutes} minutes of deep work. Silence the phone completely."
+    pools = MappingProxyType({"minutes": FOCUS_MINUTES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": rng.choice((25, 50, 60, 90, 120))}
+        return {"minutes": FOCUS_MINUTES.pick(rng, split), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"minutes": p["minutes"]}
@@ -274,11 +298,12 @@ class Focus(_Device):
 class MeetingMode(_Device):
     name = "skill_meeting_mode"
     skill = "meeting_mode"
+    test_only = True
     goal_template = ("I'm walking into a {minutes}-minute meeting. Mute the ringer for it, but "
                      "leave do-not-disturb as it is.")
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"minutes": rng.choice((20, 30, 45, 60, 75))}
+        return {"minutes": rng.choice((20, 30, 45, 60, 75)), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"minutes": p["minutes"]}
@@ -291,11 +316,12 @@ class MeetingMode(_Device):
 class Travel(_Device):
     name = "skill_travel"
     skill = "travel_mode"
-    goal_template = "They're boarding my flight, get the phone ready for it."
+    goal_template = "They're boarding my flight to {city}; get the phone ready for it."
     start_settings = MappingProxyType({"bluetooth": True})
+    pools = MappingProxyType({"city": CITIES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {}
+        return {"city": CITIES.pick(rng, split), **self.world(rng)}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {}
@@ -308,7 +334,7 @@ class Travel(_Device):
 class Landing(Travel):
     name = "skill_landing"
     skill = "landing_mode"
-    goal_template = "Just touched down. Get the phone back to normal."
+    goal_template = "Just touched down in {city}. Get the phone back to normal."
     start_settings = MappingProxyType({"airplane_mode": True, "wifi": False,
                                       "battery_saver": True, "bluetooth": False})
     test_only = True
@@ -321,7 +347,8 @@ class Landing(Travel):
 class Privacy(Travel):
     name = "skill_privacy"
     skill = "privacy_mode"
-    goal_template = "Stop letting anything know where I am, and cut the wireless headphones link."
+    goal_template = ("I'm in {city} for a while: stop letting anything know where I am, and cut "
+                     "the wireless headphones link.")
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [Setting("location", False), Setting("bluetooth", False)]
@@ -332,7 +359,7 @@ class Privacy(Travel):
 class _Photo(_WithContact):
     apps = ("files", "contacts", "messages")
     tier = "hard"
-    pools = MappingProxyType({"album": ALBUMS, "tag": TAGS})
+    pools = MappingProxyType({"surname": SURNAMES, "album": ALBUMS, "tag": TAGS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         album, other_album = ALBUMS.sample(rng, split, 2)
@@ -542,7 +569,7 @@ class Bookmark(_Place):
 
 class _Note(_WithContact):
     apps = NOTE_APPS
-    pools = MappingProxyType({"title": SUBJECTS, "body": PHRASES})
+    pools = MappingProxyType({"surname": SURNAMES, "title": SUBJECTS, "body": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {**self.people(rng, split), "title": SUBJECTS.pick(rng, split),
@@ -600,11 +627,12 @@ class NoteAndText(_Note):
 class _NewContact(_Skill):
     apps = ("contacts", "messages")
     tier = "easy"
-    pools = MappingProxyType({"message": PHRASES})
+    pools = MappingProxyType({"surname": SURNAMES, "message": PHRASES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
-        return {"name": world.person(), "phone": world.phone(),
+        name = world.person()
+        return {"name": name, "surname": name.split()[1], "phone": world.phone(),
                 "message": PHRASES.pick(rng, split)}
 
 
@@ -654,7 +682,7 @@ class _Reply(_Skill):
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         topic, other = TOPICS.sample(rng, split, 2)
         return {"topic": topic, "other": other, "body": PHRASES.pick(rng, split),
-                "folder": "archive"}
+                "_folder": "archive"}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rows = [{"id": rid(rng, "em"), "folder": "inbox", "sender": sender,
@@ -682,21 +710,21 @@ class _Reply(_Skill):
 class ReplyAndFile(_Reply):
     name = "skill_reply_and_file"
     skill = "reply_and_file"
-    goal_template = ("Answer the email about the {topic} with \"{body}\" and then get it out of "
-                     "the inbox into the {folder}.")
+    goal_template = ("Answer the email about the {topic} with \"{body}\" and then move it out of "
+                     "the inbox to the Archive.")
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {"email_id": self.email(p, before)["id"], "body": p["body"],
-                "folder": p["folder"]}
+                "folder": p["_folder"]}
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         return [self.reply(p, before),
-                Update("email", "emails", self.email(p, before)["id"], {"folder": p["folder"]})]
+                Update("email", "emails", self.email(p, before)["id"], {"folder": p["_folder"]})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         email_id = yield from self.find(p, observe)
         yield UseSkill(skill=self.skill, arguments={"email_id": email_id, "body": p["body"],
-                                                    "folder": p["folder"]})
+                                                    "folder": p["_folder"]})
         yield finish()
 
 

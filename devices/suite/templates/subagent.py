@@ -26,9 +26,11 @@ from devices.suite.templates._hkit import (
     PRODUCTS,
     STREETS,
     SUBJECTS,
+    SURNAMES,
     TITLES,
     TOPICS,
     World,
+    derived_parameters,
     memory_value,
     rid,
     row_where,
@@ -103,6 +105,10 @@ class _Team(Template):
     tier = "hard"
     apps = ALL_HELPER_APPS
 
+    @property
+    def parameters(self) -> dict[str, Any]:  # type: ignore[override]
+        return derived_parameters(self)
+
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         raise NotImplementedError
 
@@ -112,7 +118,8 @@ class _WithContact(_Team):
         world = World(rng, split)
         person = world.person()
         company, other_company = rng.sample(COMPANIES, 2)
-        return {"person": person, "first": person.split()[0], "company": company,
+        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
+                "company": company,
                 "namesake": world.person(person.split()[0]), "other_company": other_company}
 
     def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
@@ -136,7 +143,7 @@ class PlaceToFriend(_WithContact):
     name = "sa_place_to_friend"
     goal_template = ("Find the best-rated {category} near me and text its address to {first} from "
                      "{company}. Hand each part to the helper made for it.")
-    pools = MappingProxyType({"place": PLACES})
+    pools = MappingProxyType({"surname": SURNAMES, "place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         best, other = PLACES.sample(rng, split, 2)
@@ -302,6 +309,7 @@ class MeetingViaScheduler(_WithContact):
 
 class NoteToSetting(_Team):
     name = "sa_note_to_setting"
+    test_only = True
     goal_template = "Set the screen brightness to the level I wrote in my '{title}' note."
     tier = "medium"
     pools = MappingProxyType({"title": SUBJECTS})
@@ -531,7 +539,7 @@ class AlarmBeforeEvent(_Team):
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         title, other = TITLES.sample(rng, split, 2)
         return {"title": title, "other": other, "hour": rng.randint(8, 18),
-                "minute": rng.choice((0, 15, 30, 45)), "date": f"2026-01-{rng.randint(5, 9):02d}"}
+                "minute": rng.choice((0, 15, 30, 45)), "date": f"2026-01-{rng.randint(16, 27):02d}"}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rows = [{"id": rid(rng, "ev"), "title": title, "start": f"{p['date']}T{h:02d}:{p['minute']:02d}",

@@ -51,6 +51,8 @@ from schemas.actions import InputText
 __all__ = ["TEMPLATES"]
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# How goals say a travel mode, and the maps mode it means.
+_MODES = {"on foot": "walk", "by car": "drive", "by public transport": "transit"}
 _SPAN_DAYS = {"a week": 7, "two weeks": 14, "three weeks": 21, "ten days": 10, "twelve days": 12,
               "nine days": 9, "eleven days": 11}
 _SHORT = ("half an hour", "a quarter of an hour", "three quarters of an hour", "twenty minutes", "an hour")
@@ -63,19 +65,21 @@ class LogActivity(WorldTemplate):
     apps = ("health",)
     tier = "easy"
     needs_lookup = False
-    goal_template = "Log {duration} of {activity} for today."
+    goal_template = "Log {duration} of {activity} for {day}."
 
     def build(self, w: World) -> dict[str, Any]:
-        duration = w.pick(list(DURATIONS))
-        return {"duration": duration, "activity": w.draw(ACTIVITY), "_date": w.today}
+        duration, activity, day = w.nth(list(DURATIONS), ACTIVITY, ("today", "yesterday"))
+        return {"duration": duration, "activity": activity, "day": day,
+                "_date": w.today if day == "today" else w.day(-1)}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("health", "activities", {"kind": p["activity"], "minutes": DURATIONS[p["duration"]],
                                              "date": p["_date"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        back = 0 if p["day"] == "today" else 1
         yield call("health.log_activity", kind=p["activity"], minutes=DURATIONS[p["duration"]],
-                   date=now_of(observe).strftime("%Y-%m-%d"))
+                   date=(now_of(observe) - timedelta(days=back)).strftime("%Y-%m-%d"))
 
 
 class DuplicateActivity(WorldTemplate):
@@ -84,7 +88,8 @@ class DuplicateActivity(WorldTemplate):
     tier = "medium"
     chain = 1
     lookups = ("health.list_activities",)
-    goal_template = "I logged yesterday's {activity} twice; delete the extra entry."
+    goal_template = ("I logged yesterday's {activity} twice; delete the extra entry, then log today's "
+                     "{duration} of it.")
 
     def build(self, w: World) -> dict[str, Any]:
         kind = w.draw(ACTIVITY)
@@ -94,16 +99,21 @@ class DuplicateActivity(WorldTemplate):
         w.add("health", "activities", "ha", kind=kind, minutes=minutes, date=w.day(-2), calories=minutes * 5)
         w.add("health", "activities", "ha", kind="walk" if kind != "walk" else "run", minutes=minutes,
               date=w.day(-1), calories=minutes * 4)
-        return {"activity": kind, "_ids": [t["id"] for t in twins]}
+        return {"activity": kind, "duration": w.pick(list(DURATIONS)), "_ids": [t["id"] for t in twins],
+                "_today": w.today}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
-        return [RemoveOneOf("health", "activities", tuple(p["_ids"]))]
+        return [RemoveOneOf("health", "activities", tuple(p["_ids"])),
+                Add("health", "activities", {"kind": p["activity"], "minutes": DURATIONS[p["duration"]],
+                                             "date": p["_today"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         yesterday = (now_of(observe) - timedelta(days=1)).strftime("%Y-%m-%d")
         rows = yield from lookup(observe, call("health.list_activities", kind=p["activity"], date=yesterday))
         if len(find_rows(rows)) == 2:
             yield call("health.delete_activity", id=rows[0]["id"])
+            yield call("health.log_activity", kind=p["activity"], minutes=DURATIONS[p["duration"]],
+                       date=now_of(observe).strftime("%Y-%m-%d"))
 
 
 def _meds(w: World, n: int = 3) -> list[dict[str, Any]]:
@@ -115,7 +125,7 @@ def _meds(w: World, n: int = 3) -> list[dict[str, Any]]:
 class MedicationLater(WorldTemplate):
     name = "medication_later"
     apps = ("health",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     lookups = ("health.list_medications",)
     goal_template = "Move my {med} reminder {duration} later."
@@ -140,7 +150,7 @@ class MedicationLater(WorldTemplate):
 class StopMedication(WorldTemplate):
     name = "stop_medication"
     apps = ("health",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     test_only = True
     lookups = ("health.list_medications",)
@@ -167,7 +177,8 @@ class WeightLost(WorldTemplate):
     chain = 1
     checker = "state_and_answer"
     lookups = ("health.list_measurements",)
-    goal_template = "How many kilos have I lost since {span} ago? Answer with one decimal."
+    goal_template = ("Log my weight today as {today_kg} kg, then tell me how many kilos I've lost since "
+                     "{span} ago, with one decimal.")
 
     def build(self, w: World) -> dict[str, Any]:
         span = w.draw(SPANS)
@@ -176,17 +187,20 @@ class WeightLost(WorldTemplate):
         values = {}
         for back in sorted({*range(days + 7, -1, -7), days, 0}, reverse=True):
             values[back] = round(start - (days + 7 - back) * w.rng.uniform(0.02, 0.1), 1)
+        today_kg = values.pop(0)
         for back, value in values.items():
             w.add("health", "measurements", "hm", kind="weight_kg", value=value, date=w.day(-back))
-        lost = round(values[days] - values[0], 1)
-        return {"span": span, "_lost": lost}
+        return {"today_kg": today_kg, "span": span, "_lost": round(values[days] - today_kg, 1),
+                "_today": w.today}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
-        return [AnswerIs(p["_lost"])]
+        return [AnswerIs(p["_lost"]),
+                Add("health", "measurements", {"kind": "weight_kg", "value": p["today_kg"], "date": p["_today"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         days = _SPAN_DAYS[p["span"]]
         now = now_of(observe)
+        yield call("health.log_measurement", kind="weight_kg", value=p["today_kg"], date=now.strftime("%Y-%m-%d"))
         rows = yield from lookup(observe, call("health.list_measurements", kind="weight_kg"))
         by_date = {r["date"]: r["value"] for r in find_rows(rows)}
         then, today = (now - timedelta(days=days)).strftime("%Y-%m-%d"), now.strftime("%Y-%m-%d")
@@ -197,7 +211,7 @@ class WeightLost(WorldTemplate):
 class SleepAverage(WorldTemplate):
     name = "sleep_average"
     apps = ("health",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "state_and_answer"
     test_only = True
@@ -209,7 +223,7 @@ class SleepAverage(WorldTemplate):
         values = [round(w.rng.uniform(5, 9), 1) for _ in range(n + 3)]
         for back, value in enumerate(values, start=1):
             w.add("health", "measurements", "hm", kind="sleep_hours", value=value, date=w.day(-back))
-        return {"n": n, "_avg": round(sum(values[:n]) / n, 1)}
+        return {"n": n, "_avg": round(sum(values[:n]) / n, 1), "_nights": values[:n]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [AnswerIs(p["_avg"])]
@@ -396,7 +410,7 @@ class RateRecipeGui(WorldTemplate):
 class FavoriteQuickest(WorldTemplate):
     name = "favorite_quickest"
     apps = ("recipes",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     lookups = ("recipes.search",)
     goal_template = "Mark my quickest {cuisine} recipe as a favourite."
@@ -480,7 +494,7 @@ def _city(w: World, name: str, saved: bool, rainy_on: str | None = None, highs: 
 class UmbrellaReminder(WorldTemplate):
     name = "umbrella_reminder"
     apps = ("weather", "reminders")
-    tier = "medium"
+    tier = "easy"
     chain = 1
     lookups = ("weather.forecast",)
     goal_template = ("If it will rain in {city} tomorrow, remind me tomorrow at {time} to take an umbrella; "
@@ -609,7 +623,7 @@ class TickOffReminder(WorldTemplate):
 class PostponeReminder(WorldTemplate):
     name = "postpone_reminder"
     apps = ("reminders",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     lookups = ("reminders.search",)
     goal_template = "Move my reminder to {task} to the next day, same time."
@@ -634,7 +648,7 @@ class PostponeReminder(WorldTemplate):
 class OverdueCount(WorldTemplate):
     name = "overdue_count"
     apps = ("reminders",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "state_and_answer"
     test_only = True
@@ -642,10 +656,12 @@ class OverdueCount(WorldTemplate):
     goal_template = "How many of my open reminders are overdue?"
 
     def build(self, w: World) -> dict[str, Any]:
+        dues = []
         for task in w.draw(TASKS, 4):
-            _reminder(w, task.capitalize(), f"{w.day(w.rng.randint(-6, 6))}T{w.rng.randint(0, 23):02d}:00",
-                      done=w.rng.random() < 0.3)
-        return {"_now": w.now.strftime("%Y-%m-%dT%H:%M")}
+            row = _reminder(w, task.capitalize(), f"{w.day(w.rng.randint(-6, 6))}T{w.rng.randint(0, 23):02d}:00",
+                            done=w.rng.random() < 0.3)
+            dues.append([task, row["due"], row["done"]])
+        return {"_now": w.now.strftime("%Y-%m-%dT%H:%M"), "_reminders": dues}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         n = sum(1 for r in before.rows("reminders", "reminders")
@@ -697,7 +713,7 @@ class AlarmOff(WorldTemplate):
 class AlarmEarlier(WorldTemplate):
     name = "alarm_earlier"
     apps = ("clock",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     test_only = True
     lookups = ("clock.list_alarms",)
@@ -727,7 +743,8 @@ class TimerFor(WorldTemplate):
     goal_template = "Start a timer for {duration} for the {thing}."
 
     def build(self, w: World) -> dict[str, Any]:
-        return {"duration": w.pick(list(DURATIONS)), "thing": w.draw(DISHES).lower()}
+        duration, thing = w.nth(list(DURATIONS), DISHES)
+        return {"duration": duration, "thing": thing.lower()}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("clock", "timers", {"seconds": DURATIONS[p["duration"]] * 60})]
@@ -773,9 +790,8 @@ class DimmerScreen(WorldTemplate):
     goal_template = "Make the screen {delta} points dimmer than it is now and switch to the dark theme."
 
     def build(self, w: World) -> dict[str, Any]:
-        level = w.rng.randint(45, 95)
+        delta, level = w.nth(DELTAS, range(50, 100, 4))
         w.settings["brightness"] = level
-        delta = w.draw(DELTAS)
         return {"delta": delta, "_level": level - delta}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -791,7 +807,7 @@ class DimmerScreen(WorldTemplate):
 class MoveTaggedPhotos(WorldTemplate):
     name = "move_tagged_photos"
     apps = ("files",)
-    tier = "hard"
+    tier = "medium"
     chain = 1
     test_only = True
     lookups = ("files.search",)
@@ -860,18 +876,18 @@ class TravelTimeTo(WorldTemplate):
     checker = "state_and_answer"
     test_only = True
     lookups = ("calendar.search", "maps.eta")
-    goal_template = "How many minutes will it take me to get from home to my {title} on foot?"
+    goal_template = "How many minutes will it take me to get from home to my {title} {how}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        title = w.draw(TITLES3)
-        place, other = w.draw(PLACES3, 2)
+        title, place, how = w.nth(TITLES3, PLACES3, tuple(_MODES))
+        other = w.pick([v for v in PLACES3.values(w.split) if v != place])
         w.add("calendar", "events", "ev", title=title, start=f"{w.day(2)}T10:00", end=f"{w.day(2)}T11:00",
               location=place, attendees=[], notes="")
         w.add("calendar", "events", "ev", title=f"{title} follow-up", start=f"{w.day(9)}T10:00",
               end=f"{w.day(9)}T11:00", location=other, attendees=[], notes="")
         from devices.sim.apps.maps import eta_minutes
 
-        return {"title": title, "_eta": eta_minutes("Home", place, "walk")}
+        return {"title": title, "how": how, "_eta": eta_minutes("Home", place, _MODES[how])}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [AnswerIs(p["_eta"])]
@@ -881,7 +897,7 @@ class TravelTimeTo(WorldTemplate):
         event = one(rows, title=p["title"])
         if event:
             value = yield from lookup(observe, call("maps.eta", origin="Home", destination=event["location"],
-                                                    mode="walk"))
+                                                    mode=_MODES[p["how"]]))
             if value:
                 yield finish(str(value["eta_min"]))
 
@@ -896,8 +912,8 @@ class ForecastForTrip(WorldTemplate):
     goal_template = "What's the forecast high, in °C, for the day I land on my next trip?"
 
     def build(self, w: World) -> dict[str, Any]:
-        city, old = w.draw(CITIES, 2)
-        day = w.rng.randint(2, 10)
+        city, day = w.nth(CITIES, range(2, 11))
+        old = w.pick([v for v in CITIES.values(w.split) if v != city])
         for dest, d in ((old, -5), (city, day)):
             flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(d),
                            depart="09:00", arrive="11:00", price=100.0, airline="Nordair")
@@ -906,7 +922,7 @@ class ForecastForTrip(WorldTemplate):
         row = _city(w, city, False)
         _city(w, old, True)
         high = next(d["high"] for d in row["days"] if d["date"] == w.day(day))
-        return {"_high": high, "_city": city}
+        return {"_high": high, "_city": city, "_day": day}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [AnswerIs(p["_high"])]
@@ -929,16 +945,16 @@ class ForecastForTrip(WorldTemplate):
 class ForecastWhereRelationLives(WorldTemplate):
     name = "forecast_where_relation_lives"
     apps = ("contacts", "weather")
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "tool_call"
     lookups = ("contacts.search",)
     goal_template = "Show me {weekday}'s forecast for the city my {relation} lives in."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
+        relation, city = w.nth(RELATIONS, CITIES)
         target, everyone = w.people(relation)
-        city, other = w.draw(CITIES, 2)
+        other = w.pick([v for v in CITIES.values(w.split) if v != city])
         target["city"], everyone[1]["city"] = city, other
         _city(w, city, False)
         _city(w, other, True)

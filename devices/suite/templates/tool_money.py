@@ -61,7 +61,7 @@ def _balance_of(account: str, others: tuple[str, ...] = ()) -> Allow:
 class SpentAtStore(WorldTemplate):
     name = "spent_at_store"
     apps = ("bank",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "state_and_answer"
     lookups = ("bank.list_transactions",)
@@ -96,27 +96,35 @@ class SpentAtStore(WorldTemplate):
 
 class TransferHalf(WorldTemplate):
     name = "transfer_half"
-    apps = ("bank",)
-    tier = "medium"
+    apps = ("bank", "contacts", "messages")
+    tier = "hard"
     chain = 1
-    lookups = ("bank.list_accounts",)
-    goal_template = "Move half of what's in my {source} account into my {target} account."
+    lookups = ("bank.list_accounts", "contacts.search")
+    goal_template = ("Move half of what's in my {source} account into my {target} account, then text my "
+                     "{relation} the amount I moved.")
 
     def build(self, w: World) -> dict[str, Any]:
         a, b, _ = _accounts(w)
-        return {"source": a["name"], "target": b["name"], "_from": a["id"], "_to": b["id"],
-                "_amount": round(a["balance"] / 2, 2)}
+        relation = w.pick(RELATIONS)
+        person, _ = w.people(relation)
+        return {"source": a["name"], "target": b["name"], "relation": relation, "_from": a["id"], "_to": b["id"],
+                "_amount": round(a["balance"] / 2, 2), "_phone": person["phone"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_to"], "amount": p["_amount"]}),
-                _balance_of(p["_from"], (p["_to"],))]
+                _balance_of(p["_from"], (p["_to"],)),
+                Add("messages", "messages", {"phone": p["_phone"], "direction": "out",
+                                             "body": ("~", f"{p['_amount']:.2f}")})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("bank.list_accounts"))
         src, dst = one(rows, name=p["source"]), one(rows, name=p["target"])
-        if src and dst:
-            yield call("bank.transfer", from_account=src["id"], to_account=dst["id"],
-                       amount=round(src["balance"] / 2, 2))
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if src and dst and person:
+            amount = round(src["balance"] / 2, 2)
+            yield call("bank.transfer", from_account=src["id"], to_account=dst["id"], amount=amount)
+            yield call("messages.send", contact=person["name"], body=f"I moved {amount:.2f}")
 
 
 class PayInvoiceEmail(WorldTemplate):
@@ -490,11 +498,12 @@ class FlightLandingTime(WorldTemplate):
     goal_template = "What time does my flight to {city} land?"
 
     def build(self, w: World) -> dict[str, Any]:
-        city, other = w.draw(CITIES, 2)
-        flight, _ = _booked_flight(w, city, w.rng.randint(2, 15))
+        city, day = w.nth(CITIES, range(2, 16))
+        other = w.pick([v for v in CITIES.values(w.split) if v != city])
+        flight, _ = _booked_flight(w, city, day)
         _booked_flight(w, other, w.rng.randint(2, 15))
         _flight(w, flight["origin"], city, flight["date"], w.money(60, 300))  # not booked
-        return {"city": city, "_time": flight["arrive"]}
+        return {"city": city, "_time": flight["arrive"], "_day": day}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [AnswerIs(p["_time"])]

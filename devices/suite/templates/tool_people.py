@@ -144,7 +144,7 @@ class NewNumberRelation(WorldTemplate):
 class ForgetRelation(WorldTemplate):
     name = "forget_relation"
     apps = ("contacts",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     test_only = True
     lookups = ("contacts.search",)
@@ -266,7 +266,7 @@ class SaveSenderContact(WorldTemplate):
 class ReplyLastText(WorldTemplate):
     name = "reply_last_text"
     apps = ("messages",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     lookups = ("messages.search",)
     goal_template = "Reply \"{phrase}\" to the last person who texted me about the {topic}."
@@ -301,9 +301,8 @@ class UnreadFromRelation(WorldTemplate):
     goal_template = "How many unread texts do I have from my {relation}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
+        relation, n = w.nth(RELATIONS, (1, 2, 3, 4))
         target, everyone = w.people(relation)
-        n = w.rng.randint(1, 4)
         for i, person in enumerate([target] * (n + 2) + everyone[1:]):
             w.add("messages", "messages", "msg", contact=person["name"], phone=person["phone"], direction="in",
                   body=w.draw(PHRASES3), sent_at=f"{w.day(-i % 5)}T0{i % 9}:1{i % 6}",
@@ -331,9 +330,10 @@ class NextMeetingPlace(WorldTemplate):
     goal_template = "Where am I meeting my {relation} next?"
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
+        relation, answer = w.nth(RELATIONS, PLACES3)
         target, everyone = w.people(relation)
-        places = w.draw(PLACES3, 3)
+        places = [w.pick([v for v in PLACES3.values(w.split) if v != answer]), answer,
+                  w.pick([v for v in PLACES3.values(w.split) if v != answer])]
         _event(w, w.draw(TITLES3), w.day(-2), 10, location=places[0], attendees=[target["name"]])
         nxt = _event(w, w.draw(TITLES3), w.day(2), 12, location=places[1], attendees=[target["name"]])
         _event(w, w.draw(TITLES3), w.day(9), 15, location=places[2], attendees=[target["name"]])
@@ -420,16 +420,16 @@ def _weekday_index(name: str) -> int:
 class EventPlaceOnDay(WorldTemplate):
     name = "event_place_on_day"
     apps = ("calendar",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "state_and_answer"
     lookups = ("calendar.search",)
     goal_template = "Where is my {title} on {weekday}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        title = w.draw(TITLES3)
-        date = _relative(w)
-        a, b, c = w.draw(PLACES3, 3)
+        title, a, k = w.nth(TITLES3, PLACES3, range(7))
+        date = w.next_weekday(k)
+        b, c = w.pick([v for v in PLACES3.values(w.split) if v != a], 2)
         target = _event(w, title, date, 14, location=a)
         _event(w, title, (w.now.replace(day=1)).strftime("%Y-%m-%d"), 14, location=b)
         _event(w, f"{title} prep", date, 9, location=c)
@@ -449,7 +449,7 @@ class EventPlaceOnDay(WorldTemplate):
 class CountEventsOnDay(WorldTemplate):
     name = "count_events_on_day"
     apps = ("calendar",)
-    tier = "medium"
+    tier = "easy"
     chain = 1
     checker = "state_and_answer"
     test_only = True
@@ -457,13 +457,14 @@ class CountEventsOnDay(WorldTemplate):
     goal_template = "How many things are in my calendar {when}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        offset = w.pick([1, 2])
+        offset, count, first = w.nth((1, 2), (1, 2, 3, 4), TITLES3)
         date = w.day(offset)
-        for i in range(w.rng.randint(1, 4)):
-            _event(w, w.draw(TITLES3), date, 9 + 2 * i)
+        for i in range(count):
+            _event(w, first if i == 0 else w.draw(TITLES3), date, 9 + 2 * i)
         for off in (0, 3):
             _event(w, w.draw(TITLES3), w.day(off), 13)
-        return {"when": "tomorrow" if offset == 1 else "the day after tomorrow", "_date": date}
+        return {"when": "tomorrow" if offset == 1 else "the day after tomorrow", "_date": date, "_count": count,
+                "_first": first}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         n = sum(r["start"].startswith(p["_date"]) for r in before.rows("calendar", "events"))
@@ -602,12 +603,12 @@ class AlarmBeforeMeeting(WorldTemplate):
     goal_template = "Set an alarm {duration} before my next appointment with my {relation}."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
+        relation, duration = w.nth(RELATIONS, ("half an hour", "an hour", "a quarter of an hour",
+                                               "an hour and a half"))
         target, _ = w.people(relation)
         _event(w, w.draw(TITLES3), w.day(-1), 9, attendees=[target["name"]])
         nxt = _event(w, w.draw(TITLES3), w.day(1), w.rng.randint(9, 17), attendees=[target["name"]])
         _event(w, w.draw(TITLES3), w.day(5), 9, attendees=[target["name"]])
-        duration = w.pick(["half an hour", "an hour", "a quarter of an hour", "an hour and a half"])
         return {"relation": relation, "duration": duration,
                 "_time": shift(nxt["start"][11:], -DURATIONS[duration])}
 
@@ -632,9 +633,9 @@ class DirectionsToMeeting(WorldTemplate):
     goal_template = "Start walking directions to my next meeting with my {relation}."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
+        relation, answer = w.nth(RELATIONS, PLACES3)
         target, _ = w.people(relation)
-        places = w.draw(PLACES3, 2)
+        places = [answer, w.pick([v for v in PLACES3.values(w.split) if v != answer])]
         for name in places:
             w.add("maps", "places", "pl", name=name, category="place", address=f"{w.rng.randint(1, 99)} High St",
                   rating=4.2)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from devices.harness.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.registry import get_template
 from devices.suite.scoring import score_final_state
@@ -18,10 +19,11 @@ from schemas.actions import Finish, ToolCall
 
 def _play(phone: SimPhone, name: str, actions: Any) -> float:
     task = get_template(name).generate("dev", 0, 4)
-    phone.reset(task)
+    harness = Harness(phone)  # answers and finish are harness actions
+    harness.reset(task)
     for action in actions(phone, task):
-        phone.act(action)
-    return score_final_state(task, phone.state.to_final_json()).score
+        harness.act(action)
+    return score_final_state(task, harness.final_state()).score
 
 
 def _contacts(phone: SimPhone) -> list[dict[str, Any]]:
