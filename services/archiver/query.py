@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 import duckdb
 
@@ -67,9 +68,14 @@ class QueryResult:
         self.rows = rows
 
 
-def run_query(store: ArchiveStore, sql: str) -> QueryResult:
-    """Runs `sql` over the archive's views; duckdb.Error carries DuckDB's message."""
+def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None) -> QueryResult:
+    """Runs `sql` over the archive's views (and, given a snapshots folder, the `examples` and
+    `snapshots` views of services.curator.views); duckdb.Error carries DuckDB's message."""
     con = open_archive(store)
+    if snapshots is not None:
+        from services.curator.views import attach_snapshots
+
+        attach_snapshots(con, snapshots)
     try:
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []

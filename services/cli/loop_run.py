@@ -61,6 +61,8 @@ class LoopProgress:
     events: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     recent: deque[tuple[float, int]] = field(default_factory=deque)
+    first_episode_at: float | None = None
+    done_at: float | None = None
 
     @property
     def examples(self) -> int:
@@ -109,21 +111,23 @@ class DataLoop:
         self._monitor = threading.Thread(target=self._watch, name="flywheel-loop-monitor",
                                          daemon=True)
         self._monitor.start()
-        env = {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
-               "FLYWHEEL_DATA_DIR": str(self.data_dir),
-               "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
-               "FLYWHEEL_ROLLOUT_POLICY": self.policy,
-               "PYTHONPATH": os.pathsep.join(p for p in (str(Path.cwd()),
-                                                         os.environ.get("PYTHONPATH", "")) if p)}
         for name in SERVICES:
-            self.spawn(name, env)
+            self.spawn(name)
         self.started_at = time.monotonic()
         return self
 
-    def spawn(self, name: str, env: dict[str, str] | None = None) -> None:
+    def child_env(self) -> dict[str, str]:
+        """The environment every service process gets (the same on a restart)."""
+        return {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+                "FLYWHEEL_DATA_DIR": str(self.data_dir),
+                "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
+                "FLYWHEEL_ROLLOUT_POLICY": self.policy,
+                "PYTHONPATH": os.pathsep.join(p for p in (str(Path.cwd()),
+                                                          os.environ.get("PYTHONPATH", "")) if p)}
+
+    def spawn(self, name: str) -> None:
         """(Re)starts one service process."""
-        env = env or {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
-                      "FLYWHEEL_DATA_DIR": str(self.data_dir)}
+        env = self.child_env()
         log = (self.log_dir / f"{name}.log").open("ab")
         self._procs[name] = subprocess.Popen([sys.executable, "-m", f"services.{name}"],
                                              env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -187,6 +191,8 @@ class DataLoop:
         p.recent.append((time.monotonic(), len(events)))
         for event in events:
             if isinstance(event, EpisodeEnded):
+                if p.first_episode_at is None:
+                    p.first_episode_at = time.monotonic()
                 if event.episode_id not in p.steps:
                     p.episodes += 1
                     p.outcomes[event.outcome] += 1
@@ -204,6 +210,8 @@ class DataLoop:
             elif isinstance(event, DatasetSnapshotted) and \
                     event.occurred_at.timestamp() >= started - 1:
                 p.snapshots.append(event)
+                if event.rows >= self.examples and p.done_at is None:
+                    p.done_at = time.monotonic()
 
     # ---- reporting ---------------------------------------------------------------------------
     def status(self, now: float | None = None) -> str:

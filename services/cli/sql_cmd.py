@@ -8,6 +8,7 @@ import logging
 import sys
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any
 
 import duckdb
@@ -54,8 +55,8 @@ def _cell(value: Any) -> str:
 
 def sql(
     query: Annotated[str, typer.Argument(
-        help="SQL over the views: events, tasks, episodes, … (a topic's last dotted part) and "
-             "<name>_dlq for dead letters.")],
+        help="SQL over the views: events, tasks, episodes, … (a topic's last dotted part), "
+             "<name>_dlq for dead letters, and examples / snapshots (dataset snapshots).")],
     archive: ArchiveOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print rows as a JSON array.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print rows as CSV with a header.")] = False,
@@ -65,7 +66,7 @@ def sql(
         fail("--json and --csv cannot be used together; pick one output format")
     store = open_store(archive)
     try:
-        result = run_query(store, query)
+        result = run_query(store, query, snapshots=_snapshot_dir())
     except ArchiveMissing as error:
         fail(str(error))
     except duckdb.Error as error:
@@ -87,6 +88,17 @@ def sql(
     for row in result.rows:
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
+
+
+def _snapshot_dir() -> Path | None:
+    """The curator's snapshot folder (FLYWHEEL_CURATOR_SNAPSHOT_DIR or <data dir>/snapshots)."""
+    from services.curator.settings import load_curator_settings
+    from streams.settings import load_bus_settings
+
+    try:
+        return load_curator_settings().resolved_snapshot_dir(Path(load_bus_settings().data_dir))
+    except ValueError as error:
+        fail(str(error))
 
 
 def register(app: typer.Typer) -> None:

@@ -48,6 +48,8 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
     SIGTERM/Ctrl-C. `build(bus_settings, bootstrap)` makes the service."""
     from faust import Worker
 
+    for noisy in ("kafka", "aiokafka"):  # connection chatter drowns the service's own lines
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         bus = load_bus_settings()
     except ValueError as error:

@@ -18,6 +18,8 @@ from streams.settings import load_bus_settings
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s rollout %(message)s")
+    for noisy in ("kafka", "aiokafka"):  # connection chatter drowns the service's own lines
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         bus, settings = load_bus_settings(), load_rollout_settings()
     except ValueError as error:

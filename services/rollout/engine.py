@@ -82,6 +82,15 @@ class Rollout:
         self.environment = environment
         self.suite_seed = suite_seed
         self._guard = _Guard(call_timeout_s)
+        #: Seconds spent inside device calls (reset/act): the sim's busy time.
+        self.device_s = 0.0
+
+    def _device(self, fn: Any, *args: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return self._guard.call(fn, *args)
+        finally:
+            self.device_s += time.perf_counter() - began
 
     def run(self, proposed: TaskProposed) -> tuple[EpisodeStarted, EpisodeEnded]:
         task = instance_of(proposed, self.suite_seed)
@@ -96,12 +105,12 @@ class Rollout:
         outcome, failure, answer = "max_steps", None, None
         total = TokenUsage()
         try:
-            observation = self._guard.call(self.device.reset, task)
+            observation = self._device(self.device.reset, task)
             self._guard.call(self.policy.begin, task, self.device)
             while len(steps) < task.max_steps and not observation.done:
                 began = time.perf_counter()
                 action = self._guard.call(self.policy.next_action, observation)
-                observation = self._guard.call(self.device.act, action)
+                observation = self._device(self.device.act, action)
                 latency = (time.perf_counter() - began) * 1000.0
                 usage = getattr(self.policy, "last_usage", None) or TokenUsage()
                 calls = _tool_calls(action)

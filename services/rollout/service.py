@@ -4,6 +4,7 @@ derived from the task, so a redelivered task repeats the same events)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -22,7 +23,7 @@ from services.rollout.settings import RolloutSettings
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 
-__all__ = ["EPISODES", "TASKS", "RolloutStats", "blob_dir", "run_rollout"]
+__all__ = ["EPISODES", "TASKS", "RolloutStats", "blob_dir", "run_rollout", "stats_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,21 @@ class RolloutStats:
     steps: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     busy_s: float = 0.0
+    device_s: float = 0.0
+    concurrency: int = 1
     started_at: float = field(default_factory=time.monotonic)
+
+    def to_json(self) -> dict[str, object]:
+        wall = max(1e-9, time.monotonic() - self.started_at)
+        return {"episodes": self.episodes, "steps": self.steps, "outcomes": dict(self.outcomes),
+                "wall_s": wall, "busy_s": self.busy_s, "device_s": self.device_s,
+                "concurrency": self.concurrency,
+                "sim_utilisation": self.device_s / (wall * self.concurrency)}
+
+
+def stats_path(data_dir: str | Path) -> Path:
+    """Where the rollout writes its counters (JSON) when it stops: for bench/loop.py."""
+    return Path(data_dir) / "services" / "rollout-stats.json"
 
 
 def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
@@ -52,7 +67,7 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     """Serves tasks until `stop` is set."""
     from devices.sim import SimPhone
 
-    stats = stats if stats is not None else RolloutStats()
+    stats = stats if stats is not None else RolloutStats(concurrency=settings.concurrency)
     blobs = BlobStore(blob_dir(data_dir))
     workers = [Rollout(SimPhone(f"rollout-sim-{i}"), load_policy(settings.policy, i),
                        settings.policy, blobs, harness=settings.harness,
@@ -86,10 +101,14 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
                     for future in sent:  # a failed send raises: no commit, so redelivery
                         future.get(timeout=SEND_TIMEOUT_S)
                     stats.busy_s += time.monotonic() - began
+                    stats.device_s = sum(w.device_s for w in workers)
                 consumer.commit()
                 if batch and on_batch is not None:
                     on_batch(stats)
     finally:
+        path = stats_path(data_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(stats.to_json(), indent=2))
         pool.shutdown(wait=False, cancel_futures=True)
         for worker in workers:
             worker.close()

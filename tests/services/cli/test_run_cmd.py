@@ -44,7 +44,7 @@ def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Pat
     log = tmp_path / "run.log"
     with log.open("wb") as out:
         run = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run",
-                                "--duration", str(WAIT_S)], env=env, stdout=out,
+                                "--examples", "0", "--duration", str(WAIT_S)], env=env, stdout=out,
                                stderr=subprocess.STDOUT)
     expected = {task(i).event_id for i in range(OLD + NEW)}
     try:
@@ -80,7 +80,8 @@ def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Pat
 def test_run_with_bad_setting_is_one_sentence(tmp_path: Path) -> None:
     env = {**os.environ, "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "-1",
            "FLYWHEEL_DATA_DIR": str(tmp_path), "PYTHONPATH": str(Path.cwd())}
-    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--duration", "1"],
+    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples", "0",
+                             "--duration", "1"],
                             check=False, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "flush_interval_s" in result.stderr and "Traceback" not in result.stderr
@@ -107,8 +108,8 @@ def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: P
         task_id=instance.task_id, task_params=task_params_for(instance))
     log = tmp_path / "run.log"
     with log.open("wb") as out:
-        run = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run",
-                                "--sim-devices", "1", "--duration", str(WAIT_S)], env=env,
+        run = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run", "--examples",
+                                "0", "--sim-devices", "1", "--duration", str(WAIT_S)], env=env,
                                stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + WAIT_S

@@ -166,3 +166,21 @@ def test_rows_pair_the_context_with_the_next_action(tmp_path: Path) -> None:
     assert decide(pipe.state, pipe.offsets.stored("flywheel.reviews", ReviewDecided(
         source="x/0", correlation_id="c", review_id="unknown", decision="approved",
         reviewer="auto-admission")), POLICY) == []
+
+
+def test_snapshots_are_duckdb_views_joined_to_their_lineage(tmp_path: Path) -> None:
+    import duckdb
+
+    from services.curator.views import attach_snapshots
+
+    con = duckdb.connect()
+    assert attach_snapshots(con, tmp_path / "snapshots") == []  # nothing yet: no views
+    pipe = Pipeline(tmp_path, snapshot_examples=3)
+    for i in range(3):
+        pipe.run(proposed(i=i, template=i))
+    assert attach_snapshots(con, tmp_path / "snapshots") == ["examples", "snapshots"]
+    snap = pipe.snapshots[0]
+    assert con.execute("SELECT count(*) FROM examples WHERE snapshot_id = ?",
+                       [snap.snapshot_id]).fetchone()[0] == snap.rows
+    assert con.execute("SELECT rows FROM snapshots WHERE snapshot_id = ?",
+                       [snap.snapshot_id]).fetchone()[0] == snap.rows
