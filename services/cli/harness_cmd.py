@@ -111,7 +111,7 @@ def rollback(version: Annotated[str, typer.Argument(help="Earlier version (or pr
                  "--publish", help="Also publish harness.promoted (reason rollback) to "
                                    "KAFKA_BOOTSTRAP_SERVERS, so running services switch now.")
              ] = False) -> None:
-    """Make an earlier version current again (rollouts pick it up on their next episode)."""
+    """Make an earlier version current again (what rollouts load: registry.current_spec())."""
     registry = _registry(data_dir)
     try:
         entry = registry.rollback(version)

@@ -130,6 +130,17 @@ class HarnessRegistry:
         except FileNotFoundError:
             return None
 
+    def current_spec(self) -> Any:
+        """The current harness as a devices.harness HarnessSpec (the built-in one when none is
+        current yet): what a rollout wraps its device in, `Harness(device, spec)`, so its
+        episodes name the promoted version."""
+        from devices.harness.spec import HarnessSpec
+
+        current = self.current()
+        if current is None:
+            return HarnessSpec.default()
+        return HarnessSpec.from_json_dict(self.get(current))
+
     def history(self) -> list[HistoryEntry]:
         if not self.history_path.exists():
             return []

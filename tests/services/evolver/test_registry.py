@@ -147,3 +147,18 @@ def test_rollback_can_be_published_to_the_bus(registry: HarnessRegistry, tmp_pat
                             env={"KAFKA_BOOTSTRAP_SERVERS": ""})
     assert offline.exit_code == 1 and "needs a running bus" in offline.output
     assert registry.current() == NEXT["version"]  # the registry moved anyway
+
+
+def test_rollouts_load_the_current_spec(tmp_path: Path) -> None:
+    from devices.harness.spec import HarnessSpec
+
+    empty = HarnessRegistry.at_data_dir(tmp_path / "empty")
+    assert empty.current_spec().version == HarnessSpec.default().version
+    registry = HarnessRegistry.at_data_dir(tmp_path / "reg")
+    default = HarnessSpec.default().to_json_dict()
+    changed = apply_changes(default, [HarnessChange(component="prompt", op="add", name="p",
+                                                    spec={"text": "Check the date."})])
+    registry.init(default)
+    registry.promote(changed)
+    assert registry.current_spec().version == changed["version"]
+    assert "Check the date." in registry.current_spec().playbook
