@@ -14,7 +14,6 @@ from typing import Any
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
 from devices.sim import SimPhone
-from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.registry import templates_for
@@ -28,7 +27,7 @@ from services.evolver.delta import normalise
 from services.evolver.paired import EpisodeScore
 from services.evolver.propose import refused_tools
 
-__all__ = ["SOURCE", "suite_collector", "suite_runner"]
+__all__ = ["SOURCE", "play_episode", "suite_collector", "suite_runner"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +50,9 @@ def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
         try:
             out = []
             for task in tasks:
-                result = run_episode(harness, task, policy)
-                out.append(EpisodeScore(task.task_id, task.template, task.family, result.score))
+                play_episode(harness, task, policy)
+                score = score_final_state(task, harness.final_state()).score
+                out.append(EpisodeScore(task.task_id, task.template, task.family, score))
         finally:
             harness.close()
         logger.info("harness %s on %s: %d episodes", model.version, split, len(out))
@@ -102,24 +102,35 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
     return collect
 
 
+def play_episode(harness: Harness, task: Any, policy: Policy) -> tuple[list[Step], str, str | None]:
+    """One episode in the harness: its steps, its outcome, and why it ended early if it did.
+    A policy that raises ends its own episode ('error'); the state it left is still scored."""
+    observation = harness.reset(task)
+    steps: list[Step] = []
+    try:
+        if isinstance(policy, OraclePolicy):
+            policy.prepare(task)
+        policy.begin(task.goal, harness.catalogue())
+        while len(steps) < task.max_steps and not observation.done:
+            action = policy.next_action(observation)
+            observation = harness.act(action)
+            steps.append(Step(index=len(steps), action=action, observation=observation))
+    except Exception as error:  # noqa: BLE001 - a policy bug fails its episode, not the gate
+        logger.info("episode of %s ended by the policy: %s", task.task_id, error)
+        return steps, "error", f"{type(error).__name__}: {error}"
+    return steps, "finished" if observation.done else "max_steps", None
+
+
 def _episode(harness: Harness, task: Any, policy: Policy, version: str, proposed: Event
              ) -> tuple[EpisodeEnded, dict[str, Any]]:
     """One in-process episode with every step recorded, and the harness's final state."""
-    observation = harness.reset(task)
-    if isinstance(policy, OraclePolicy):
-        policy.prepare(task)
-    policy.begin(task.goal, harness.catalogue())
-    steps: list[Step] = []
-    while len(steps) < task.max_steps and not observation.done:
-        action = policy.next_action(observation)
-        observation = harness.act(action)
-        steps.append(Step(index=len(steps), action=action, observation=observation))
+    steps, outcome, failure = play_episode(harness, task, policy)
     episode_id = derived_id("episode", proposed.correlation_id, task.task_id, version)
     episode = EpisodeEnded(
         event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
         task_id=task.task_id, device_id="sim-evolver", environment="sim", policy=policy.name,
-        harness=version, outcome="finished" if observation.done else "max_steps", steps=steps,
-        source=SOURCE, correlation_id=proposed.correlation_id, causation_id=proposed.event_id)
+        harness=version, outcome=outcome, steps=steps, failure=failure, source=SOURCE,
+        correlation_id=proposed.correlation_id, causation_id=proposed.event_id)
     return episode, harness.final_state()
 
 
@@ -139,6 +150,8 @@ def _judge(task: Any, episode: EpisodeEnded, final: dict[str, Any]) -> list[Even
     refused = refused_tools(episode)
     if refused:
         category, summary = "wrong_tool", f"called {refused[0]}, which the catalogue does not show"
+    elif episode.outcome == "error":
+        category, summary = "incomplete", f"the policy stopped: {episode.failure}"
     elif episode.outcome == "max_steps":
         category, summary = "step_budget", f"the step budget ({task.max_steps}) ran out"
     elif result.violations:

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
+from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec, ToolPolicy
+from devices.sim import SimPhone
+from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from schemas.envelope import Event
 from schemas.harness import HarnessChange, HarnessProposed
@@ -18,7 +21,7 @@ from services.evolver.gate import evaluate_proposal
 from services.evolver.paired import summarise
 from services.evolver.registry import HarnessRegistry
 from services.evolver.rounds import RoundsConfig, run_rounds
-from services.evolver.suite_runner import suite_collector, suite_runner
+from services.evolver.suite_runner import play_episode, suite_collector, suite_runner
 
 DEFAULT = HarnessSpec.default().to_json_dict()
 # An earlier harness that hides the texting tool: six templates' oracles need it.
@@ -78,3 +81,41 @@ def test_a_proposal_that_hides_a_needed_tool_is_rejected_on_the_real_suite() -> 
     state, out = handle(state, evaluated[0])
     assert [(e.type, e.reason) for e in out] == [("harness.rejected", "family_regression")]
     assert state.current == DEFAULT["version"]
+
+
+def _tools_used(split: str) -> dict[str, set[str]]:
+    """Tool → templates whose oracle calls it (directly, in a skill or by a sub-agent)."""
+    used: dict[str, set[str]] = {}
+    harness = Harness(SimPhone(), HarnessSpec.default())
+    for task in generate_split(split, 2, 0):  # type: ignore[arg-type]
+        play_episode(harness, task, OraclePolicy())
+        for entry in harness.final_state()["log"]:
+            if entry["kind"] == "tool_call":
+                used.setdefault(entry["name"], set()).add(task.template)
+    return used
+
+
+def test_an_overfitting_proposal_passes_dev_and_is_caught_on_test_on_the_real_suite() -> None:
+    dev, test = _tools_used("dev"), _tools_used("test")
+    held_out = sorted(t for t in test if t not in dev)  # tools only test's templates need
+    assert held_out
+    # a tool one dev template and one test template need: hidden in the base harness
+    shown = min(t for t in dev if t in test and len(dev[t]) == 1 and len(test[t]) == 1)
+    base = normalise({**DEFAULT, "tools": ToolPolicy(hidden=(shown,)).model_dump()})
+    state = initial_state(base)
+    # shows the tool again (dev improves) but also hides what only held-out tasks use
+    proposal = HarnessProposed(
+        source="test", correlation_id="run", proposal_id="hp-overfit",
+        base_harness=state.current,
+        changes=[HarnessChange(component="tool", op="add", name=shown),
+                 *[HarnessChange(component="tool", op="remove", name=t) for t in held_out]])
+    state, _ = handle(state, proposal)
+    evaluated = evaluate_proposal(state.spec, proposal, lambda s, sp: score(OracleModel(), s, sp))
+    assert [(e.split, e.passed) for e in evaluated] == [("dev", True), ("test", False)]
+    assert evaluated[0].delta_low > 0 and evaluated[1].delta < 0
+    out = []
+    for event in evaluated:
+        state, produced = handle(state, event)
+        out += produced
+    assert [(e.type, e.reason) for e in out] == [("harness.rejected", "overfit")]
+    assert state.current == base["version"]
