@@ -15,7 +15,13 @@ from schemas.episodes import (
     EpisodeStarted,
     ObservationRecorded,
 )
-from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
+from schemas.harness import (
+    HarnessEvaluated,
+    HarnessPromoted,
+    HarnessProposed,
+    HarnessRejected,
+    HarnessVetoed,
+)
 from schemas.reviews import ReviewDecided, ReviewRequested, ReviewStatsReported
 from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import (
@@ -101,8 +107,8 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
     Topic("flywheel.evals", "subject_id", 1, "delete", (EvalReported,),
           "Evaluation reports for checkpoints and harness versions."),
     Topic("flywheel.harness", "proposal_id", 1, "delete",
-          (HarnessProposed, HarnessEvaluated, HarnessPromoted),
-          "Harness proposals, their evaluations and promotions."),
+          (HarnessProposed, HarnessEvaluated, HarnessPromoted, HarnessRejected, HarnessVetoed),
+          "Harness proposals, their evaluations, promotions, rejections and vetoes."),
 )}
 
 

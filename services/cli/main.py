@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "services.cli.suite_cmd",
     "services.cli.gate_cmd",
     "services.cli.review_cmd",
+    "services.cli.harness_cmd",
 )
 
 for _name in COMMAND_MODULES:

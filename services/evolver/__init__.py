@@ -1,0 +1,1 @@
+"""The harness evolver: failure traces in, incremental harness proposals out, gated promotion."""

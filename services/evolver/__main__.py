@@ -1,0 +1,30 @@
+"""Runs the harness evolver as a faust worker until SIGTERM / Ctrl-C.
+
+    python -m services.evolver      # FLYWHEEL_EVOLVER_* settings, registry under FLYWHEEL_DATA_DIR
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from schemas.envelope import utc_now
+from services.dataflow.agent import serve
+from services.evolver.registry import HarnessRegistry
+from services.evolver.service import EvolverService
+from services.evolver.settings import load_evolver_settings
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s evolver %(message)s")
+    try:
+        settings = load_evolver_settings()
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        raise SystemExit(2) from None
+    serve(lambda bus, bootstrap: EvolverService(HarnessRegistry.at_data_dir(bus.data_dir),
+                                                settings, now=utc_now), "evolver")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Rounds: model alone, harness alone and both, per generation, written for DuckDB."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from schemas.envelope import Event
+from services.evolver.registry import HarnessRegistry
+from services.evolver.rounds import RoundsConfig, run_rounds
+from tests.services.evolver.helpers import SPEC, failure, has_skill, runner, solved, task
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """A stand-in model: training raises its level, which solves more set_alarm tasks."""
+
+    name: str
+    level: int
+
+
+def train(model: Scripted, generation: int) -> Scripted:
+    return Scripted(f"scripted-g{generation}", model.level + 1)
+
+
+def collect(model: Scripted, spec: Mapping[str, Any], generation: int) -> list[Event]:
+    """Rollouts on train tasks: texting fails without the skill (misroutes), two are solved."""
+    events: list[Event] = [task("text_relative", i, "Text my sister") for i in range(6)]
+    events += [e for i, (p, c, b) in enumerate([("Priya", "ct_1", "late"), ("Hana", "ct_2", "hi")])
+               for e in solved("text_relative", i, p, c, b)]
+    if not has_skill(spec, "do_text_relative"):
+        events += [failure("skill_misroute", "text_relative", i) for i in range(2, 6)]
+    return events
+
+
+def score(model: Scripted, spec: Mapping[str, Any], split: str) -> list[Any]:
+    def effect(s: Mapping[str, Any], sp: str, template: str, i: int) -> float | None:
+        if template == "text_relative" and has_skill(s, "do_text_relative"):
+            return 1.0
+        if template == "set_alarm":
+            return 1.0 if i < 2 * model.level else 0.0
+        return None
+    return runner(effect)(spec, split)
+
+
+def test_rounds_show_each_sides_contribution_and_the_promotion(tmp_path: Path) -> None:
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    emitted: list[Event] = []
+    report = run_rounds(Scripted("scripted-g0", 0), SPEC, train=train, collect=collect,
+                        score=score, config=RoundsConfig(generations=2, run_id="r1"),
+                        emit=emitted.append, registry=registry)
+    assert len(report.rows) == 2 * 4 * 2
+    for split in ("dev", "test"):
+        before = report.score(1, "before", split)
+        assert report.score(1, "model", split) > before  # training helped set_alarm
+        assert report.score(1, "harness", split) > before  # the skill helped texting
+        assert report.score(1, "both", split) > max(report.score(1, "model", split),
+                                                    report.score(1, "harness", split))
+        # generation 2: no new failures, so the harness alone changes nothing
+        assert report.score(2, "harness", split) == report.score(2, "before", split)
+    (promotion,) = report.promotions
+    assert promotion.generation == 1 and promotion.dev_delta and promotion.dev_delta > 0
+    assert promotion.motivated_by == [f"fail-skill_misroute-text_relative-{i}" for i in range(2, 6)]
+    assert registry.current() == promotion.harness == report.rows[-1].harness
+    assert [e.type for e in emitted] == ["harness.proposed", "harness.evaluated",
+                                         "harness.evaluated", "harness.promoted"]
+    table = report.table()
+    assert [c.header for c in table.columns][2:6] == ["before", "model alone", "harness alone",
+                                                      "both"]
+    assert table.row_count == 4  # two generations × dev, test
+
+    paths = report.write(tmp_path / "rounds" / "r1")
+    con = duckdb.connect()
+    table = con.execute(
+        f"SELECT generation, condition, split, overall FROM '{paths['rounds']}' "
+        "WHERE split = 'dev' ORDER BY generation, condition").fetchall()
+    assert [(g, c) for g, c, _, _ in table][:4] == [(1, "before"), (1, "both"), (1, "harness"),
+                                                    (1, "model")]
+    traced = con.execute(
+        f"SELECT proposal_id, unnest(motivated_by) AS failure_id FROM '{paths['decisions']}' "
+        "WHERE outcome = 'promoted' ORDER BY failure_id").fetchall()
+    assert [f for _, f in traced] == promotion.motivated_by
+    # …and each motivating id is a failure trace stored beside the harness events
+    joined = con.execute(
+        f"SELECT json_extract_string(e.payload, '$.category') AS category, count(*) "
+        f"FROM (SELECT unnest(motivated_by) AS failure_id FROM '{paths['decisions']}' "
+        f"      WHERE outcome = 'promoted') d "
+        f"JOIN '{paths['events']}' e ON e.event_id = d.failure_id GROUP BY category").fetchall()
+    assert joined == [("skill_misroute", 4)]
+
+
+def test_a_round_whose_proposals_fail_the_gate_keeps_the_harness(tmp_path: Path) -> None:
+    def no_help(model: Scripted, spec: Mapping[str, Any], split: str) -> list[Any]:
+        return runner(lambda *a: None)(spec, split)
+
+    report = run_rounds(Scripted("s", 0), SPEC, train=train, collect=collect, score=no_help,
+                        config=RoundsConfig(generations=1, run_id="r2"))
+    assert report.promotions == []
+    assert [d.outcome for d in report.decisions] == ["no_gain"]
+    assert report.spec == SPEC or report.spec["version"] == SPEC["version"]
+    assert report.score(1, "harness", "dev") == report.score(1, "before", "dev")
