@@ -58,7 +58,7 @@ _APP_WORDS = {
     "shopping": ("shop", "cart", "order", "price", "cost", "buy", "product"),
     "files": ("file", "photo", "image", ".jpg", "document", "pdf"),
 }
-_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
@@ -222,7 +222,7 @@ def parse_completion(text: str) -> Any:
     try:
         match = _TOOL_CALL.search(text)
         if match:
-            return _from_call(json.loads(match.group(1)))
+            return _from_call(json.loads(match.group(1).strip()))
         bare = _JSON_OBJECT.search(text)
         if bare:
             data = json.loads(bare.group(0))

@@ -46,6 +46,8 @@ class RlConfig:
     lambda_eff: float = field(default=0.2, metadata={"help": "CARE's efficiency weight."})
     seed: int = field(default=0, metadata={"help": "Seed."})
     deepspeed: str | None = field(default=None, metadata={"help": "A DeepSpeed config (path) for ZeRO-2/3."})
+    generation_kwargs: dict[str, Any] | None = field(default=None, metadata={
+        "help": "Extra GenerationConfig fields for rollouts (e.g. top_k, repetition_penalty)."})
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
                       max_completion_length=config.max_completion_length,
                       max_tool_calling_iterations=config.max_tool_calls, temperature=config.temperature,
                       beta=config.beta, scale_rewards="group", shuffle_dataset=False,
+                      generation_kwargs=config.generation_kwargs,
                       lr_scheduler_type="constant", warmup_steps=0)
     cls = trainer_class or care_trainer_class()
     care_config = CareConfig(p_low=config.p_low, p_high=config.p_high, lambda_prog=config.lambda_prog,

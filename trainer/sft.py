@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from trainer.data import read_snapshot, render_examples
 
-__all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "git_commit", "run_sft", "write_checkpoint_meta"]
+__all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
+           "write_checkpoint_meta"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,18 @@ def _base_name(model_dir: Path) -> str:
     return model_dir.name
 
 
+def _jsonable(value: Any) -> Any:
+    """`value` with every mapping key a string (generation settings may key on token tuples)."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
 def write_checkpoint_meta(out: Path, **meta: Any) -> dict[str, Any]:
-    (out / CHECKPOINT_FILE).write_text(json.dumps(meta, indent=2, default=str))
+    """Writes flywheel_checkpoint.json: what the checkpoint is, what it was trained on and how."""
+    (out / CHECKPOINT_FILE).write_text(json.dumps(_jsonable(meta), indent=2, default=str))
     return meta
 
 
@@ -95,44 +106,53 @@ def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed:
             "deepspeed": deepspeed}
 
 
-def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
-            config: SftConfig | None = None, *, run_id: str | None = None) -> TrainResult:
-    """SFT of the model in `model_dir` on the snapshot in `snapshot_dir`; the checkpoint goes to `out_dir`."""
+def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
+                      config: SftConfig | None = None) -> tuple[Any, Any, Any]:
+    """(SFTTrainer, snapshot, skipped rows) ready to train; `run_sft` runs it and saves the checkpoint."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     from trainer.models import load_model
 
     config = config or SftConfig()
-    model_dir, out = Path(model_dir), Path(out_dir)
     snapshot = read_snapshot(snapshot_dir)
-    loaded = load_model(model_dir)
+    loaded = load_model(Path(model_dir))
     tokenizer = loaded.tokenizer
     tokenizer.padding_side = "right"
     examples, skipped = render_examples(snapshot, tokenizer)
     if not examples:
         raise ValueError(f"snapshot {snapshot.snapshot_id} has no valid prompt/completion rows to train on")
-    dataset = Dataset.from_list(examples)
     peft_config = None
     if config.method == "lora":
         from peft import LoraConfig
 
         peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                                  target_modules="all-linear", task_type="CAUSAL_LM")
-    args = SFTConfig(**training_args_common(out, seed=config.seed, logging_steps=config.logging_steps,
+    args = SFTConfig(**training_args_common(Path(out_dir), seed=config.seed, logging_steps=config.logging_steps,
                                             deepspeed=config.deepspeed),
                      num_train_epochs=config.epochs, max_steps=config.max_steps,
                      learning_rate=config.learning_rate, per_device_train_batch_size=config.batch_size,
                      gradient_accumulation_steps=config.grad_accum, max_length=config.max_length,
                      completion_only_loss=True, packing=False, lr_scheduler_type="constant",
                      warmup_steps=0)
-    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                         peft_config=peft_config)
+    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(examples),
+                         processing_class=tokenizer, peft_config=peft_config)
+    return trainer, snapshot, skipped
+
+
+def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
+            config: SftConfig | None = None, *, run_id: str | None = None) -> TrainResult:
+    """SFT of the model in `model_dir` on the snapshot in `snapshot_dir`; the checkpoint goes to `out_dir`."""
+    config = config or SftConfig()
+    model_dir, out = Path(model_dir), Path(out_dir)
+    trainer, snapshot, skipped = build_sft_trainer(model_dir, snapshot_dir, out, config)
+    tokenizer = trainer.processing_class
+    dataset = trainer.train_dataset
     started = time.monotonic()
     output = trainer.train()
     seconds = time.monotonic() - started
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    tokens = int(trainer.state.num_input_tokens_seen or 0) or _count_tokens(dataset, tokenizer, trainer.state)
+    tokens = _tokens_seen(trainer.state.log_history) or _count_tokens(dataset, trainer.state)
     model = trainer.model
     if config.method == "lora":
         model = model.merge_and_unload()
@@ -143,7 +163,7 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     checkpoint_id = f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
-               "examples": float(len(examples)), "seconds": seconds}
+               "examples": float(len(dataset)), "seconds": seconds}
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="sft",
                           step=trainer.state.global_step, snapshot_id=snapshot.snapshot_id,
                           snapshot_sha256=snapshot.sha256, base_model=_base_name(model_dir),
@@ -154,8 +174,13 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
                        losses=losses, train_tokens=tokens, seconds=seconds, metrics=metrics)
 
 
-def _count_tokens(dataset: Any, tokenizer: Any, state: Any) -> int:
+def _tokens_seen(history: list[dict[str, Any]]) -> int:
+    """The trainer's own count of tokens trained on (its `num_tokens` log), 0 when it has none."""
+    counts = [entry["num_tokens"] for entry in history if "num_tokens" in entry]
+    return int(counts[-1]) if counts else 0
+
+
+def _count_tokens(dataset: Any, state: Any) -> int:
     """Tokens trained on when the trainer did not count them: the dataset's tokens times the epochs run."""
-    per_epoch = sum(len(tokenizer(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"])
-                    for r in dataset)
+    per_epoch = sum(len(row["input_ids"]) for row in dataset)
     return int(per_epoch * (state.epoch or 1.0))
