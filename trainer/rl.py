@@ -208,7 +208,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     trainer.train()
     seconds = time.monotonic() - started
     out.mkdir(parents=True, exist_ok=True)
-    trainer.model.save_pretrained(out)
+    trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     loaded.tokenizer.save_pretrained(out)
     groups = list(trainer.group_records)
     rollouts = [s for g in groups for s in g.success]
@@ -216,6 +216,8 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
                "mean_output_tokens": _mean([t for g in groups for t in g.output_tokens]),
                "mean_tool_calls": _mean([c for g in groups for c in g.tool_calls]),
                "seconds": seconds, "steps_per_s": trainer.state.global_step / seconds if seconds else 0.0}
+    metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
+                                  if trainer.is_deepspeed_enabled else 0)
     checkpoint_id = f"rl-{uuid.uuid4().hex[:12]}"
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="rl",
                           step=trainer.state.global_step, snapshot_id=snapshot_id, snapshot_sha256=None,

@@ -153,17 +153,19 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     seconds = time.monotonic() - started
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     tokens = _tokens_seen(trainer.state.log_history) or _count_tokens(dataset, trainer.state)
-    model = trainer.model
-    if config.method == "lora":
-        model = model.merge_and_unload()
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.padding_side = "left"
-    model.save_pretrained(out)
+    if config.method == "lora" and not config.deepspeed:
+        trainer.model.merge_and_unload().save_pretrained(out)  # a checkpoint is always a whole model
+    else:
+        trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     tokenizer.save_pretrained(out)
     checkpoint_id = f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
                "examples": float(len(dataset)), "seconds": seconds}
+    metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
+                                  if trainer.is_deepspeed_enabled else 0)
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="sft",
                           step=trainer.state.global_step, snapshot_id=snapshot.snapshot_id,
                           snapshot_sha256=snapshot.sha256, base_model=_base_name(model_dir),
