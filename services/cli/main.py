@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "services.cli.devices_cmd",
     "services.cli.phone_cmd",
     "services.cli.suite_cmd",
+    "services.cli.train_cmd",
 )
 
 for _name in COMMAND_MODULES:

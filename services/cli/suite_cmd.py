@@ -65,7 +65,8 @@ def list_templates(
 
 @suite_app.command("eval")
 def eval_policy(
-    policy: Annotated[PolicyChoice, typer.Option(help="Which reference policy to run.")],
+    policy: Annotated[str, typer.Option(
+        help="oracle, random, noop, or model:PATH (a local model or checkpoint directory).")],
     split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
     n: Annotated[int | None, typer.Option(
         min=1, help="Instances per template (default from settings).")] = None,
@@ -81,7 +82,7 @@ def eval_policy(
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    report = evaluate(policy.value, split.value, n or settings.n_per_template,
+    report = evaluate(_policy(policy), split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
                       random_seed=settings.random_seed, progress=not as_json)
     if plot is not None:
@@ -102,6 +103,23 @@ def eval_policy(
     console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
     if plot is not None:
         console.print(f"chart: {plot}")
+
+
+def _policy(name: str) -> object:
+    """A reference policy's name, or the planner model in PATH for `model:PATH`."""
+    if name.startswith("model:"):
+        from trainer.models import ModelError
+        from trainer.policy import load_policy
+
+        try:
+            return load_policy(name.removeprefix("model:"))
+        except ModelError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+    if name not in {choice.value for choice in PolicyChoice}:
+        err_console.print(f"[red]error:[/red] unknown policy {name!r}; use oracle, random, noop or model:PATH")
+        raise typer.Exit(2)
+    return name
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,49 @@
+"""The training loop `flywheel run` calls: SFT then GRPO+CARE, each evaluated and fed back as events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from schemas.registry import validate_event
+from services.cli.main import app
+from trainer.loop import LoopConfig, run_generations
+
+SMALL = LoopConfig(generations=2, sft_steps=3, rl_steps=1, num_generations=2, max_completion_length=24,
+                   max_tool_calls=1, eval_templates=2, eval_max_steps=2)
+
+
+def test_two_generations_publish_checkpoints_groups_evals_and_feedback(tiny_model: Path, oracle_snapshot: Path,
+                                                                       tmp_path: Path) -> None:
+    events = []
+    summaries = run_generations(tiny_model, oracle_snapshot, tmp_path, SMALL, run_id="run-t", on_event=events.append)
+    assert [s.stage for s in summaries] == ["sft", "rl"]
+    assert summaries[1].checkpoint_dir.parent == tmp_path
+    types = [e.type for e in events]
+    assert types.count("checkpoint.saved") == 2 and types.count("eval.reported") == 2
+    assert types.count("training.feedback_issued") == 2 and types.count("rl.group_scored") == 1
+    for event in events:  # every event survives the wire format
+        assert validate_event(json.loads(event.model_dump_json())) == event
+    sft_saved = events[0]
+    assert sft_saved.stage == "sft" and sft_saved.snapshot_id == "snap-test" and sft_saved.correlation_id == "run-t"
+    feedback = next(e for e in events if e.type == "training.feedback_issued")
+    assert {s.scope for s in feedback.stats} == {"family", "template", "tier"}
+    assert feedback.weak_templates  # an untrained tiny model fails, so every evaluated template is weak
+    report = next(e for e in events if e.type == "eval.reported")
+    assert report.intervals["overall"].low <= report.overall <= report.intervals["overall"].high
+
+
+def test_cli_eval_prints_an_eval_reported_event(tiny_model: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", str(tiny_model), "--split", "test", "--max-steps", "1", "--limit", "3",
+                                      "--max-new-tokens", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    event = validate_event(json.loads(result.stdout))
+    assert event.type == "eval.reported" and event.split == "test"
+    assert event.validity == 0.0 and event.episodes == 3 and event.overall == 0.0
+
+
+def test_cli_eval_of_a_missing_checkpoint_is_one_sentence(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", str(tmp_path / "none")])
+    assert result.exit_code == 1 and "config.json is missing" in " ".join(result.output.split())
