@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="var/bench/learn")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("trainer").setLevel(logging.INFO)
     import torch
 
     torch.set_num_threads(args.threads)

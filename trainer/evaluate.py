@@ -168,6 +168,8 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
                     output_tokens=sum(stats.output_tokens[before_tokens:]) if stats else 0,
                     tool_calls=tool_calls, invalid=(stats.invalid - before_invalid) if stats else 0))
                 bar.advance(job)
+                logger.info("%d/%d %s score %.2f steps %d", len(records), len(tasks), task.task_id,
+                            result.score, result.steps)
     finally:
         phone.close()
     validity = stats.validity if stats else 1.0
