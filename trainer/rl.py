@@ -172,7 +172,8 @@ class RlResult:
 
 def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, config: RlConfig | None = None,
              *, run_id: str | None = None, environment_factory: Callable[[], Any] | None = None,
-             trainer_class: type | None = None, snapshot_id: str = "online") -> RlResult:
+             trainer_class: type | None = None, snapshot_id: str = "online",
+             checkpoint_id: str | None = None) -> RlResult:
     """GRPO (+CARE) of the model in `model_dir` on SimPhone episodes of `tasks`; saves to `out_dir`."""
     from datasets import Dataset
     from trl import GRPOConfig
@@ -218,7 +219,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
                "seconds": seconds, "steps_per_s": trainer.state.global_step / seconds if seconds else 0.0}
     metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
                                   if trainer.is_deepspeed_enabled else 0)
-    checkpoint_id = f"rl-{uuid.uuid4().hex[:12]}"
+    checkpoint_id = checkpoint_id or f"rl-{uuid.uuid4().hex[:12]}"
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="rl",
                           step=trainer.state.global_step, snapshot_id=snapshot_id, snapshot_sha256=None,
                           base_model=_base_name(model_dir), parent=str(model_dir), config=asdict(config),

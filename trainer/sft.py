@@ -141,7 +141,8 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
 
 
 def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
-            config: SftConfig | None = None, *, run_id: str | None = None) -> TrainResult:
+            config: SftConfig | None = None, *, run_id: str | None = None,
+            checkpoint_id: str | None = None) -> TrainResult:
     """SFT of the model in `model_dir` on the snapshot in `snapshot_dir`; the checkpoint goes to `out_dir`."""
     config = config or SftConfig()
     model_dir, out = Path(model_dir), Path(out_dir)
@@ -160,7 +161,7 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     else:
         trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     tokenizer.save_pretrained(out)
-    checkpoint_id = f"sft-{uuid.uuid4().hex[:12]}"
+    checkpoint_id = checkpoint_id or f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
                "examples": float(len(dataset)), "seconds": seconds}
