@@ -29,8 +29,8 @@ __all__ = ["ModelPolicy", "PolicyStats", "load_policy"]
 
 logger = logging.getLogger(__name__)
 
-# One action rarely needs more: the longest oracle action in the suite is ~70 tokens.
-DEFAULT_MAX_NEW_TOKENS = 96
+# One action fits: the longest oracle answer in the suite is 131 SmolLM2 tokens (median 46).
+DEFAULT_MAX_NEW_TOKENS = 160
 # Past steps kept in the prompt; older ones are dropped to keep the prompt small.
 DEFAULT_HISTORY = 4
 TOOL_CALL_OPEN = "<tool_call>\n"
