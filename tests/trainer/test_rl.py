@@ -74,27 +74,31 @@ def test_care_advantages_are_the_ones_the_loss_uses(tiny_model: Path, tmp_path: 
             used.append(inputs["advantages"].tolist())
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
-    config = RlConfig(num_generations=G, max_steps=3, max_completion_length=96, max_tool_calls=1,
-                      adapt_thresholds=False, generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
+    config = RlConfig(num_generations=G, tasks_per_step=3, max_steps=1, max_completion_length=96,
+                      max_tool_calls=1, adapt_thresholds=False,
+                      generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
     ScriptedOutcomeEnvironment.resets = itertools.count()
     result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config, trainer_class=Recording,
                       environment_factory=ScriptedOutcomeEnvironment)
     assert [g.regime for g in result.groups] == ["efficiency", "progress", "learning"]
     assert result.regime_counts == {"efficiency": 1, "progress": 1, "learning": 1}
     cfg = CareConfig()
-    for group, advantages in zip(result.groups, used, strict=True):
-        expected = care_group(group.success, group.progress, group.efficiency, cfg).advantages
-        assert sorted(advantages) == pytest.approx(sorted(expected), abs=1e-5)  # TRL shuffles the batch
+    expected = [a for g in result.groups
+                for a in care_group(g.success, g.progress, g.efficiency, cfg).advantages]
+    [advantages] = used  # one optimiser step over the three groups
+    assert sorted(advantages) == pytest.approx(sorted(expected), abs=1e-5)  # TRL shuffles the batch
     efficiency, progress, _ = result.groups
-    # TRL's own advantages (success only, std-normalised) would be all zero for both of these groups:
+    # TRL's own advantages (success only, std-normalised) are all zero for both of these groups:
     assert efficiency.trl_advantages == pytest.approx((0.0,) * G)
     assert progress.trl_advantages == pytest.approx((0.0,) * G)
-    assert max(abs(a) for a in used[1]) > 0.5  # CARE's progress term gives the failing group a signal
+    assert max(abs(a) for a in progress.advantages) > 0.5  # CARE's progress term gives the failing group a signal
+    assert efficiency.rewards == pytest.approx([1 - 0.2 * e for e in efficiency.efficiency])  # cost is charged
+    assert all(e > 0 for e in efficiency.efficiency)
 
 
 def test_plain_grpo_mode_normalises_success_per_group(tiny_model: Path, tmp_path: Path) -> None:
-    config = RlConfig(num_generations=G, max_steps=3, max_completion_length=96, max_tool_calls=1, care=False,
-                      generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
+    config = RlConfig(num_generations=G, tasks_per_step=3, max_steps=1, max_completion_length=96, max_tool_calls=1,
+                      care=False, generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
     ScriptedOutcomeEnvironment.resets = itertools.count()
     result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config, environment_factory=ScriptedOutcomeEnvironment)
     assert {g.regime for g in result.groups} == {"grpo"}
