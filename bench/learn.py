@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-epochs", type=float, default=1.0)
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
     parser.add_argument("--rl-steps", type=int, default=10)
+    parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
+    parser.add_argument("--rl-max-completion", type=int, default=256)
+    parser.add_argument("--rl-tool-calls", type=int, default=6)
     parser.add_argument("--constrained", action="store_true", help="also evaluate with constrained decoding")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (share the machine)")
     parser.add_argument("--seed", type=int, default=0)
@@ -113,9 +116,9 @@ def main(argv: list[str] | None = None) -> None:
         from trainer.rl import RlConfig, run_grpo
 
         tasks = generate_split("train", 1, args.seed + 1)
-        result = run_grpo(model, tasks, out / "rl", RlConfig(max_steps=args.rl_steps, num_generations=8,
-                                                             max_completion_length=256, max_tool_calls=6,
-                                                             temperature=1.0, learning_rate=1e-6))
+        result = run_grpo(model, tasks, out / "rl", RlConfig(
+            max_steps=args.rl_steps, num_generations=args.rl_group, max_completion_length=args.rl_max_completion,
+            max_tool_calls=args.rl_tool_calls, temperature=1.0, learning_rate=1e-6))
         console.print(f"GRPO+CARE: {result.steps} steps, {result.steps_per_s:.3f} steps/s, "
                       f"regimes {result.regime_counts}")
         model = result.checkpoint_dir
