@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, JsonValue
 
@@ -36,6 +36,10 @@ class TaskInstance(Frozen):
     initial_state: dict[str, JsonValue] = Field(default_factory=dict)
     start_clock_ms: int = Field(default=1_767_254_400_000, ge=0, description="2026-01-01T08:00Z.")
     max_steps: int = Field(default=30, ge=1)
+    apps: list[str] = Field(default_factory=list,
+                            description="Apps whose tools the harness shows; empty means all.")
+    tier: Literal["easy", "medium", "hard"] | None = Field(
+        default=None, description="Difficulty by oracle actions and dependent lookups.")
 
 
 class DeviceError(RuntimeError):

@@ -118,22 +118,23 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
                           suite_seed: int = 0, templates: list[str] | None = None,
                           history: int = 4, snapshot_id: str | None = None) -> Path:
     """A snapshot like the curator's, from the oracle's episodes on a SimPhone: one row per step."""
+    from devices.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
     from devices.suite.registry import get_template
-    from trainer.prompt import catalogue_for_task
 
     chosen = [get_template(t) for t in templates] if templates else None
     tasks = generate_split(split, n_per_template, suite_seed, chosen)  # type: ignore[arg-type]
-    phone = SimPhone()
+    harness = Harness(SimPhone())
     rows: list[dict[str, Any]] = []
     try:
         for task in tasks:
-            observation = phone.reset(task)
+            observation = harness.reset(task)
             oracle = OraclePolicy()
-            oracle.begin(task, phone)
-            context = render_context(task.goal, catalogue_for_task(task, phone), observation=observation)
+            oracle.prepare(task)
+            oracle.begin(task.goal, harness.catalogue())
+            context = render_context(task.goal, harness.catalogue(), observation=observation)
             steps: list[tuple[Any, Any]] = []
             for step in range(task.max_steps):
                 action = oracle.next_action(observation)
@@ -141,12 +142,12 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
                 rows.append({"prompt": prompt, "completion": action.model_dump_json(exclude_none=True),
                              "task_id": task.task_id, "template": task.template, "family": task.family,
                              "step": step})
-                observation = phone.act(action)
+                observation = harness.act(action)
                 steps.append((action, observation))
                 if observation.done:
                     break
     finally:
-        phone.close()
+        harness.close()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows), out / DATA_FILE)

@@ -31,7 +31,7 @@ from schemas.actions import (
     UseSkill,
 )
 from trainer.outcome import Outcome, score_episode
-from trainer.prompt import catalogue_for_task, render_context, render_observation
+from trainer.prompt import render_context, render_observation
 
 __all__ = ["ACTION_NAMES", "PhoneEnvironment", "action_tools", "environment_factory", "task_row"]
 
@@ -41,13 +41,14 @@ ENDED = "The episode has ended; reply without an action."
 
 
 class PhoneEnvironment:
-    """One SimPhone episode per `reset`; the public methods are the planner's actions."""
+    """One SimPhone episode (inside the harness) per `reset`; the public methods are the planner's actions."""
 
-    def __init__(self, phone_factory: Callable[[], Any] | None = None) -> None:
+    def __init__(self, phone_factory: Callable[[], Any] | None = None, spec: Any = None) -> None:
         if phone_factory is None:
             from devices.sim import SimPhone
             phone_factory = SimPhone
         self._phone_factory = phone_factory
+        self._spec = spec
         self._phone: Any = None
         self.task: TaskInstance | None = None
         self.actions = 0
@@ -59,14 +60,15 @@ class PhoneEnvironment:
     def reset(self, task: str = "", **_: Any) -> str:
         """Loads the task (a TaskInstance as JSON, from the dataset row) and returns the context."""
         if self._phone is None:
-            self._phone = self._phone_factory()
+            from devices.harness import Harness
+
+            self._phone = Harness(self._phone_factory(), self._spec)
         self.task = TaskInstance.model_validate_json(task)
         observation = self._phone.reset(self.task)
         self.actions = self.invalid = 0
         self.outcome = None
         self.done = False
-        return render_context(self.task.goal, catalogue_for_task(self.task, self._phone),
-                              observation=observation)
+        return render_context(self.task.goal, self._phone.catalogue(), observation=observation)
 
     def get_reward(self) -> float:
         """s_i, the checker's success on the phone's state (CARE shapes it afterwards)."""

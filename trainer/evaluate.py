@@ -133,24 +133,25 @@ def summarise(policy: str, split: str, records: Sequence[EpisodeRecord], *, vali
         records=list(records))
 
 
-def _main_tool_calls(phone: Any, steps: int) -> int:
-    """Tool calls the agent itself made (its log), or its step count on a phone without a log."""
-    log = getattr(phone.state, "log", None)
-    if log is None:
+def _main_tool_calls(harness: Any, steps: int) -> int:
+    """Tool calls the agent itself made (the harness's log), or its step count without a log."""
+    try:
+        entries = harness.final_state()["log"]
+    except (AttributeError, KeyError, TypeError):
         return steps
-    entries = log() if callable(log) else log
-    return sum(1 for e in entries if e.kind == "tool_call" and e.agent == "main")
+    return sum(1 for e in entries if e.get("kind") == "tool_call" and e.get("agent", "main") == "main")
 
 
 def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", progress: bool = True,
-                    console: Console | None = None, seed: int = 0) -> EvalSummary:
-    """Runs `policy` once on each task on a SimPhone and summarises with intervals."""
+                    console: Console | None = None, seed: int = 0, spec: Any = None) -> EvalSummary:
+    """Runs `policy` once on each task on a SimPhone inside the harness (`spec`) and summarises with intervals."""
+    from devices.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.episode import run_episode
     from trainer.outcome import SUCCESS_SCORE
 
     stats = getattr(policy, "stats", None)
-    phone = SimPhone()
+    phone = Harness(SimPhone(), spec)
     records: list[EpisodeRecord] = []
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console or Console(stderr=True), disable=not progress)

@@ -23,26 +23,10 @@ class Outcome:
     progress: float  # share of the checker's sub-goals met
 
 
-def score_episode(task: TaskInstance, phone: Any, harness: Any = None) -> Outcome:
-    """The suite's checker on the phone's state after an episode.
+def score_episode(task: TaskInstance, harness: Any) -> Outcome:
+    """The suite's checker (`score_final_state`) on the harness's final state after an episode."""
+    from devices.suite.scoring import score_final_state
 
-    With the suite's `score_final_state` (devices/suite/scoring.py) and a final-state dict, its
-    CheckResult gives score and progress; without it the template checker's score is used, whose
-    partial credit is already the share of sub-goals met.
-    """
-    final_state = None
-    if harness is not None and hasattr(harness, "final_state"):
-        final_state = harness.final_state()
-    if final_state is not None:
-        try:
-            from devices.suite.scoring import score_final_state
-        except ImportError:
-            final_state = None
-        else:
-            result = score_final_state(task, final_state)
-            score = float(result.score)
-            return Outcome(score=score, success=float(score >= SUCCESS_SCORE), progress=float(result.progress))
-    from devices.suite.episode import score_state
-
-    score = score_state(task, phone.state)
-    return Outcome(score=score, success=float(score >= SUCCESS_SCORE), progress=score)
+    result = score_final_state(task, harness.final_state())
+    score = float(result.score)
+    return Outcome(score=score, success=float(score >= SUCCESS_SCORE), progress=float(result.progress))

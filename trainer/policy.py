@@ -1,8 +1,7 @@
 """The planner policy: a local causal LM that answers the harness context with one action.
 
-`ModelPolicy` follows the harness contract (`begin(goal, catalogue)`, `next_action(observation)`)
-and, for the suite's evaluator as it is today, also `begin(task, phone)`: then it builds the
-task's catalogue itself (`trainer.prompt.catalogue_for_task`). Output that is not a valid action
+`ModelPolicy` follows the harness's Policy protocol (`begin(goal, catalogue)`,
+`next_action(observation)`): it sees the goal, the catalogue and observations only. Output that is not a valid action
 is counted as `invalid` and ends the episode with `finish`; it never raises.
 """
 
@@ -19,7 +18,6 @@ from schemas.observations import Observation
 from trainer.envs import ACTION_NAMES, action_tools
 from trainer.prompt import (
     InvalidAction,
-    catalogue_for_task,
     episode_messages,
     parse_completion,
     render_context,
@@ -83,12 +81,9 @@ class ModelPolicy:
         self.last_invalid: InvalidAction | None = None
 
     # -- the Policy protocol ---------------------------------------------------------------------
-    def begin(self, goal: Any, catalogue: Any) -> None:
-        """`begin(goal, catalogue)` (harness contract) or `begin(task, phone)` (today's evaluator)."""
-        if isinstance(goal, str):
-            self._goal, self._catalogue = goal, catalogue
-        else:
-            self._goal, self._catalogue = goal.goal, catalogue_for_task(goal, catalogue)
+    def begin(self, goal: str, catalogue: Any) -> None:
+        """Starts an episode: the goal text and the harness's catalogue."""
+        self._goal, self._catalogue = goal, catalogue
         self._context = None
         self._steps = []
         self._last = None

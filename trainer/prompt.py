@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,13 +23,8 @@ from schemas.actions import parse_action
 from schemas.observations import Observation
 
 __all__ = [
-    "CatalogueView",
     "InvalidAction",
-    "SkillView",
-    "SubagentView",
-    "ToolView",
     "action_to_call",
-    "catalogue_for_task",
     "episode_messages",
     "format_action",
     "history_messages",
@@ -44,56 +39,8 @@ logger = logging.getLogger(__name__)
 MAX_RESULT_CHARS = 400
 # On a GUI screen, the agent sees at most this many labelled elements.
 MAX_SCREEN_ELEMENTS = 12
-# Keywords in a goal that name an app, used when the task does not list its apps.
-_APP_WORDS = {
-    "contacts": ("contact", "phone number", "call ", "email address"),
-    "calendar": ("calendar", "meeting", "event", "appointment", "book "),
-    "messages": ("message", "text ", "sms", "reply"),
-    "clock": ("alarm", "timer", "wake"),
-    "notes": ("note", "folder"),
-    "settings": ("wifi", "wi-fi", "bluetooth", "brightness", "dark mode", "do not disturb", "setting",
-                 "volume", "airplane"),
-    "email": ("email", "mail", "inbox"),
-    "maps": ("map", "place", "navigate", "drive", "route", "directions", "take me"),
-    "shopping": ("shop", "cart", "order", "price", "cost", "buy", "product"),
-    "files": ("file", "photo", "image", ".jpg", "document", "pdf"),
-}
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ToolView:
-    """The fields of the harness contract's ToolEntry the prompt uses."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    app: str = ""
-
-
-@dataclass(frozen=True)
-class SkillView:
-    name: str
-    description: str
-    parameters: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SubagentView:
-    name: str
-    description: str
-    tools: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class CatalogueView:
-    """Duck-typed like the harness's Catalogue (tools, skills, subagents, playbook)."""
-
-    tools: list[ToolView]
-    skills: list[SkillView] = field(default_factory=list)
-    subagents: list[SubagentView] = field(default_factory=list)
-    playbook: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,36 +50,6 @@ class InvalidAction:
     text: str
     reason: str
     action_type: str = "invalid"
-
-
-def _task_apps(task: Any) -> set[str]:
-    """The task's apps: `TaskInstance.apps` when the suite provides it, else the apps its goal names."""
-    apps = set(getattr(task, "apps", None) or ())
-    if apps:
-        return apps
-    goal = f" {task.goal.lower()} "
-    apps = {app for app, words in _APP_WORDS.items() if any(w in goal for w in words)}
-    apps |= {key for key in task.initial_state if key in _APP_WORDS}
-    return apps or set(_APP_WORDS)
-
-
-def catalogue_for_task(task: Any, phone: Any) -> CatalogueView:
-    """A catalogue with the task's tools only, plus the phone's skills and sub-agents.
-
-    Stand-in for the harness's catalogue until it lands: it follows the contract's fields.
-    """
-    apps = _task_apps(task)
-    tools = [ToolView(name=s.name, description=s.description, parameters=s.parameters, app=s.app)
-             for name, s in sorted(phone.tools.items()) if s.app in apps]
-    skills: list[SkillView] = []
-    subagents: list[SubagentView] = []
-    if task.family == "skills":
-        from devices.sim.skills import SKILLS
-        skills = [SkillView(s.name, s.description, s.parameters) for s in SKILLS.values()]
-    if task.family == "subagent":
-        from devices.sim.subagents import SUBAGENTS
-        subagents = [SubagentView(a.name, a.description, sorted(a.apps)) for a in SUBAGENTS.values()]
-    return CatalogueView(tools=tools, skills=skills, subagents=subagents)
 
 
 def _signature(name: str, parameters: dict[str, Any]) -> str:

@@ -76,6 +76,10 @@ class ModelSimulatedPhone:
     def state(self) -> Any:
         return self.phone.state
 
+    def device_state(self) -> dict[str, Any]:
+        """The wrapped phone's tables and settings (simulated calls never change them)."""
+        return self.phone.device_state()
+
     def reset(self, task: Any) -> Observation:
         return self.phone.reset(task)
 

@@ -1,13 +1,13 @@
 """AdbPhone: the Device protocol on a real Android phone or emulator, through the adb call module.
 
 GUI actions become `input` taps, swipes, text and key events; open_app launches the app's
-package; tool calls go through devices.adb.tools; planner actions run harness-side on
-devices.adb.planner.HarnessState through devices.sim.planner, as on SimPhone. Observations
+package; tool calls go through devices.adb.tools; planner actions (memory, skills, delegation,
+answers) are not the phone's: they run in devices.harness.Harness, which wraps it. Observations
 are a `uiautomator dump` (pulled over sync, or read from /dev/tty with the trailer stripped)
 plus a `screencap` PNG kept in the blob store.
 
 Snapshots are a dump of the Flywheel provider tables and the sandbox's settings, plus the
-harness state; restore deletes and re-inserts. A real device cannot be forked
+step counter; restore deletes and re-inserts. A real device cannot be forked
 (`supports_fork = False`): fork() raises DeviceError.
 """
 
@@ -22,7 +22,6 @@ from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
-from devices.adb.planner import HarnessState, logged_tool_runner
 from devices.adb.provider import (
     LAUNCHER_PACKAGE,
     PACKAGE_PREFIX,
@@ -39,8 +38,7 @@ from devices.adb.uixml import parse_hierarchy, strip_dump_trailer
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim.gui import resolve_app
-from devices.sim.planner import run_planner_action
-from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry, copy_json
+from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry
 from schemas.actions import (
     Click,
     InputText,
@@ -97,11 +95,12 @@ def escape_input_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class AdbSnapshot:
-    """A real device's state as data: provider rows per table, settings, and the harness state."""
+    """A real device's state as data: provider rows per table, settings, the GUI log."""
 
     tables: dict[str, tuple[dict[str, Any], ...]]
     settings: dict[str, Any]
-    harness: HarnessState
+    log: tuple[LogEntry, ...]
+    done: bool
     step: int
     clock_ms: int
 
@@ -122,7 +121,8 @@ class AdbPhone:
         self.blobs = blobs or BlobStore(self.settings.blob_dir)
         self._sleep = sleep
         self.tool_runner = AdbTools(self.adb)
-        self.harness = HarnessState()
+        self.log: list[LogEntry] = []  # GUI actions as run on the phone
+        self.done = False
         self.step = 0
         self.clock_ms = 0
         self.max_steps = 30
@@ -174,10 +174,8 @@ class AdbPhone:
                     row.setdefault("id", f"{task.task_id}-{app}-{table}-{index}")
                     upserts += self._upsert(app, table, row)
         self._batch(upserts)
-        user = initial.get("user") or {}
-        answers = user.get("answers", {}) if isinstance(user, dict) else {}
-        self.harness = HarnessState(memory=copy_json(initial.get("memory") or {}),
-                                    user_answers={str(k): str(v) for k, v in answers.items()})
+        self.log = []
+        self.done = False
         self.step = 0
         self.clock_ms = task.start_clock_ms
         self.max_steps = task.max_steps
@@ -190,7 +188,12 @@ class AdbPhone:
     def act(self, action: Any) -> Observation:
         """One action; a lost device raises DeviceLost, every other failure is in the result."""
         self._check_open()
-        if self.harness.done:
+        if action.action_type in _HARNESS_ACTIONS:
+            return self._observation(result=ToolResult(
+                name=action.action_type, ok=False, error=ToolError(
+                    code="unsupported", message=f"{action.action_type} is a harness action; run "
+                    "the phone inside devices.harness.Harness to use it.")))
+        if self.done:
             return self._observation(result=ToolResult(
                 name=action.action_type, ok=False, error=ToolError(
                     code="conflict", message="The episode has ended; reset the device first.")))
@@ -206,8 +209,28 @@ class AdbPhone:
             result = ToolResult(name=action.action_type, ok=False,
                                 error=ToolError(code="timeout", message=str(error)))
         if self.step >= self.max_steps:
-            self.harness.done = True
+            self.done = True
         return self._observation(result=result)
+
+    def advance(self) -> int:
+        """Spends one step (counter and clock) with no effect on the phone: the harness calls it
+        when it ran an action of its own. Returns the step."""
+        if self.done:
+            return self.step
+        self.step += 1
+        self.clock_ms += self.settings.step_ms
+        if self.step >= self.max_steps:
+            self.done = True
+        return self.step
+
+    def device_state(self) -> dict[str, Any]:
+        """The phone's part of a final state: provider rows by id, settings, the clock."""
+        snap = self.snapshot()
+        tables: dict[str, dict[str, dict[str, Any]]] = {}
+        for key, rows in snap.tables.items():
+            app, table = key.split(".", 1)
+            tables.setdefault(app, {})[table] = {str(row.get("id")): dict(row) for row in rows}
+        return {"tables": tables, "settings": dict(snap.settings), "clock_ms": self.clock_ms}
 
     def snapshot(self) -> AdbSnapshot:
         self._check_open()
@@ -219,7 +242,7 @@ class AdbPhone:
                 tables[f"{app}.{table}"] = tuple(parse_query_output(out, app, table))
         values = {key: setting.from_android(self._shell(setting.read_command(), idempotent=True))
                   for key, setting in ANDROID_SETTINGS.items()}
-        return AdbSnapshot(tables=tables, settings=values, harness=self.harness.copy(),
+        return AdbSnapshot(tables=tables, settings=values, log=tuple(self.log), done=self.done,
                            step=self.step, clock_ms=self.clock_ms)
 
     def restore(self, snapshot: AdbSnapshot) -> None:
@@ -239,7 +262,7 @@ class AdbPhone:
                 commands += self._upsert(app, table, dict(row))
         self._batch(commands)
         self._write_settings(snapshot.settings)
-        self.harness = snapshot.harness.copy()
+        self.log, self.done = list(snapshot.log), snapshot.done
         self.step, self.clock_ms = snapshot.step, snapshot.clock_ms
 
     def fork(self) -> AdbPhone:
@@ -314,7 +337,7 @@ class AdbPhone:
         message = result.error.message if result is not None and result.error else None
         return Observation(step=self.step, clock_ms=self.clock_ms, foreground_app=foreground,
                            screen=screen, screenshot=shot, result=result, message=message,
-                           done=self.harness.done)
+                           done=self.done)
 
     def _target(self, index: int | None, x: int | None, y: int | None) -> tuple[int, int]:
         if index is None:
@@ -382,15 +405,18 @@ class AdbPhone:
                 if self.settings.wait_scale:
                     self._sleep(action.seconds * self.settings.wait_scale)
             else:
-                self.harness.step = self.step
-                call_tool = logged_tool_runner(self.harness, self.tool_runner.call)
-                return run_planner_action(self.harness, action, call_tool)[0]
+                return self.tool_runner.call(action.name, dict(action.arguments))
         except (_BadTarget, ValueError) as error:
-            self.harness.log.append(_gui_entry(self.step, action, ok=False))
+            self.log.append(_gui_entry(self.step, action, ok=False))
             return ToolResult(name=name, ok=False,
                               error=ToolError(code="bad_arguments", message=str(error)))
-        self.harness.log.append(_gui_entry(self.step, action))
+        self.log.append(_gui_entry(self.step, action))
         return None
+
+
+# Planner actions: the harness runs them; the phone refuses them unrun.
+_HARNESS_ACTIONS = frozenset({"memory_read", "memory_write", "use_skill", "delegate", "ask_user",
+                              "answer", "finish", "status"})
 
 
 class _BadTarget(ValueError):

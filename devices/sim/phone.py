@@ -17,14 +17,13 @@ from devices.sim.faults import (
     FaultInjector,
 )
 from devices.sim.gui import APP_LABELS, Gui, GuiError, resolve_app
-from devices.sim.planner import PLANNER_ACTIONS, run_planner_action, tool_error, tool_ok
 from devices.sim.settings import SimSettings, load_settings
 from devices.sim.state import LogEntry, SimSnapshot, SimState
-from devices.sim.tools import REGISTRY, ToolFailure, ToolSpec
+from devices.sim.tools import REGISTRY, ToolFailure, ToolSpec, tool_error, tool_ok
 from devices.sim.world import default_world
 from schemas.observations import Observation, ToolResult
 
-__all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone"]
+__all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone", "initial_state_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +31,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_TASK = TaskInstance(task_id="sim-default", template="default", family="tool", split="train",
                             index=0, seed=0, goal="Explore the phone.")
 # Actions after which no fault is drawn: they touch neither an app nor a tool backend.
-_NO_FAULT = frozenset({"wait", "answer", "status", "navigate_home", "memory_read", "memory_write",
-                       "ask_user", "finish", "use_skill", "delegate"})
+_NO_FAULT = frozenset({"wait", "navigate_home"})
 _BASES: dict[int, SimSnapshot] = {}  # world seed → loaded default world (shared copy-on-write)
 _FORKS = itertools.count(1)
 
@@ -55,6 +53,17 @@ def _base(world_seed: int) -> SimSnapshot:
     return _BASES[world_seed]
 
 
+def initial_state_of(task: TaskInstance, world_seed: int | None = None) -> SimState:
+    """The state a SimPhone holds right after `reset(task)` (what checkers diff against)."""
+    if world_seed is None:
+        world_seed = SimSettings.model_fields["world_seed"].default
+    state = SimState.thaw(_base(world_seed))
+    state.clock_ms = task.start_clock_ms
+    state.max_steps = task.max_steps
+    state.load({}, dict(task.initial_state))
+    return state
+
+
 class SimPhone:
     """A seeded phone sandbox: ten apps, typed tools, UI trees, a step clock and injectable faults."""
 
@@ -74,7 +83,7 @@ class SimPhone:
         self.state = SimState()
         self.gui = Gui(self.state)
         self._dispatch = {
-            **dict.fromkeys(PLANNER_ACTIONS, self._planner), "wait": self._wait,
+            "tool_call": self._tool_call, "wait": self._wait,
             "click": self._click, "long_press": self._long_press, "input_text": self._input_text,
             "keyboard_enter": self._keyboard_enter, "scroll": self._scroll, "swipe": self._swipe,
             "navigate_back": self._navigate_back, "navigate_home": self._navigate_home,
@@ -90,11 +99,7 @@ class SimPhone:
     # ---- Device protocol ---------------------------------------------------------------
     def reset(self, task: TaskInstance) -> Observation:
         """Default world + task.initial_state overlay; clock at task.start_clock_ms; faults reseeded."""
-        state = SimState.thaw(_base(self.settings.world_seed))
-        state.clock_ms = task.start_clock_ms
-        state.max_steps = task.max_steps
-        state.load({}, dict(task.initial_state))
-        self._set_state(state)
+        self._set_state(initial_state_of(task, self.settings.world_seed))
         self.task = task
         self.faults.reseed(self.faults.seed if self.faults.seed is not None else task.seed)
         return self.observe()
@@ -103,8 +108,17 @@ class SimPhone:
         return self._observation(None, None)
 
     def act(self, action: Any) -> Observation:
-        """Executes one action: advances the clock one step, maybe injects a fault, returns the view."""
+        """Executes one action: advances the clock one step, maybe injects a fault, returns the view.
+
+        Planner actions (memory, skills, delegation, answers) are not the phone's: they run in
+        devices.harness.Harness, which wraps this phone; sent here they are refused unrun.
+        """
         state = self.state
+        if action.action_type not in self._dispatch:
+            return self._observation(tool_error(
+                action.action_type, "unsupported",
+                f"{action.action_type} is a harness action; run the phone inside "
+                "devices.harness.Harness to use it."), None)
         if state.done:
             return self._observation(
                 tool_error(action.action_type, "conflict", "The episode has ended; reset the phone to start another."),
@@ -132,6 +146,26 @@ class SimPhone:
             state.done = True
             message = _join(message, f"The step limit ({state.max_steps}) is reached.")
         return self._observation(result, message)
+
+    def advance(self) -> int:
+        """Spends one step (clock and step counter) with no effect on the phone and no fault:
+        the harness calls it when it ran an action of its own. Returns the step."""
+        state = self.state
+        if state.done:
+            return state.step
+        state.step += 1
+        state.clock_ms += self.settings.step_ms
+        if state.step >= state.max_steps:
+            state.done = True
+        return state.step
+
+    def device_state(self) -> dict[str, Any]:
+        """The phone's part of a final state: every app table by row id, settings, the clock."""
+        from devices.sim.state import TABLES
+
+        tables = {app: {table: {row["id"]: row for row in self.state.rows(app, table)}
+                        for table in names} for app, names in TABLES.items() if names}
+        return {"tables": tables, "settings": self.state.settings, "clock_ms": self.state.clock_ms}
 
     def snapshot(self) -> PhoneSnapshot:
         return PhoneSnapshot(self.state.freeze(), self.faults.getstate(), self.task.task_id)
@@ -225,9 +259,9 @@ class SimPhone:
                 f"{label} has stopped.")
         return None
 
-    # ---- planner actions (shared with AdbPhone: devices.planner) ----------------------------
-    def _planner(self, action: Any) -> tuple[ToolResult, str | None]:
-        return run_planner_action(self.state, action, self.call_tool)
+    # ---- tool calls ---------------------------------------------------------------------------
+    def _tool_call(self, action: Any) -> tuple[ToolResult, str | None]:
+        return self.call_tool(action.name, dict(action.arguments)), None
 
     # ---- GUI actions -----------------------------------------------------------------------
     def _gui(self, action: Any, run: Any) -> tuple[ToolResult | None, str | None]:

@@ -41,6 +41,13 @@ TABLES: dict[str, dict[str, str]] = {
     "maps": {"places": "pl", "saved": "sv", "trips": "tr"},
     "shopping": {"products": "pr", "cart": "ci", "orders": "or"},
     "files": {"files": "f"},
+    "bank": {"accounts": "ac", "transactions": "tx", "payees": "py", "payments": "pm"},
+    "health": {"activities": "ha", "measurements": "hm", "medications": "md"},
+    "music": {"tracks": "tk", "playlists": "pls"},
+    "travel": {"flights": "fl", "hotels": "ho", "bookings": "bk"},
+    "recipes": {"recipes": "rc"},
+    "weather": {"cities": "wc"},
+    "reminders": {"reminders": "rm"},
 }
 APPS: tuple[str, ...] = tuple(TABLES)
 
@@ -359,6 +366,17 @@ class SimState:
         state.ui_rev = 0
         state.versions = dict.fromkeys(APPS, 0)
         return state
+
+    def to_final_json(self) -> dict[str, Any]:
+        """The final-state JSON checkers score (devices.suite.state_view): tables, settings,
+        memory, log, answer, goal status and clock, all plain JSON."""
+        tables: dict[str, dict[str, dict[str, Any]]] = {app: {} for app in TABLES}
+        for key, rows in self._tables.items():
+            app, table = key.split(".", 1)
+            tables[app][table] = {row_id: copy_json(r) for row_id, r in rows.items()}
+        return {"tables": tables, "settings": dict(self._settings),
+                "memory": copy_json(self._memory), "log": [e.to_dict() for e in self._log],
+                "answer": self.answer, "goal_status": self.goal_status, "clock_ms": self.clock_ms}
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything observable as plain JSON (for determinism checks and debugging)."""

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from schemas.observations import ToolError, ToolResult
+
 __all__ = [
     "REGISTRY",
     "BadArguments",
@@ -33,6 +35,8 @@ __all__ = [
     "obj",
     "string",
     "tool",
+    "tool_error",
+    "tool_ok",
 ]
 
 logger = logging.getLogger(__name__)
@@ -54,6 +58,18 @@ class ToolSpec:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "app": self.app, "description": self.description,
                 "parameters": self.parameters, "returns": self.returns}
+
+
+# Results are built without re-validation: every field comes from a tool or the harness (the
+# producer re-validates constructed values before they go on the wire).
+def tool_ok(name: str, value: Any) -> ToolResult:
+    return ToolResult.model_construct(name=name, ok=True, value=value, error=None)
+
+
+def tool_error(name: str, code: str, message: str, retryable: bool = False) -> ToolResult:
+    return ToolResult.model_construct(
+        name=name, ok=False, value=None,
+        error=ToolError.model_construct(code=code, message=message, retryable=retryable))
 
 
 class ToolFailure(Exception):

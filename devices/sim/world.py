@@ -155,6 +155,7 @@ def default_world(seed: int = WORLD_SEED) -> dict[str, dict[str, list[dict[str, 
         for i, (name, kind, album, tags) in enumerate(_FILES, start=1)
     ]
     return {
+        **_more_apps(rng),
         "contacts": {"contacts": contacts},
         "calendar": {"events": events},
         "messages": {"messages": messages},
@@ -164,4 +165,40 @@ def default_world(seed: int = WORLD_SEED) -> dict[str, dict[str, list[dict[str, 
         "maps": {"places": places, "saved": saved, "trips": trips},
         "shopping": {"products": products, "cart": [], "orders": orders},
         "files": {"files": files},
+    }
+
+
+def _more_apps(rng: random.Random) -> dict[str, Any]:
+    """Background rows of the bank, health, music, travel, recipes, weather and reminders apps."""
+    accounts = [{"id": "ac1", "name": "Everyday", "number": "•••• 1204", "balance": 1840.25, "currency": "USD"},
+                {"id": "ac2", "name": "Savings", "number": "•••• 7781", "balance": 9200.0, "currency": "USD"}]
+    transactions = [
+        {"id": f"tx{i}", "account_id": "ac1", "date": f"2025-12-{10 + i:02d}", "description": d,
+         "counterparty": c, "amount": a, "category": k, "reference": f"REF{rng.randrange(10**6):06d}"}
+        for i, (d, c, a, k) in enumerate((
+            ("Card payment", "Fresh Market", -54.2, "groceries"), ("Salary", "Northwind", 3200.0, "income"),
+            ("Card payment", "Metro Pharmacy", -12.8, "health"), ("Direct debit", "City Power", -61.0, "bills")),
+            start=1)]
+    tracks = [{"id": f"tk{i}", "title": t, "artist": a, "album": al, "minutes": m, "liked": False}
+              for i, (t, a, al, m) in enumerate((
+                  ("Morning Light", "The Harbors", "Tides", 4), ("Paper Planes", "Nova Lane", "Skylines", 3),
+                  ("Slow River", "The Harbors", "Tides", 5)), start=1)]
+    days = [{"date": f"2026-01-{d:02d}", "high": 8 + d % 5, "low": 1 + d % 3,
+             "condition": ("sunny", "cloudy", "rain")[d % 3], "rain_pct": (10, 40, 80)[d % 3]}
+            for d in range(1, 15)]
+    return {
+        "bank": {"accounts": accounts, "transactions": transactions, "payees": [], "payments": []},
+        "health": {"activities": [{"id": "ha1", "kind": "walk", "minutes": 35, "date": "2025-12-30",
+                                   "calories": 140}],
+                   "measurements": [], "medications": []},
+        "music": {"tracks": tracks, "playlists": [{"id": "pls1", "name": "Chill", "track_ids": ["tk3"]}]},
+        "travel": {"flights": [], "hotels": [],
+                   "bookings": [{"id": "bk1", "kind": "hotel", "ref_id": "ho0", "passengers": 1, "nights": 2,
+                                 "check_in": "2025-11-20", "total": 240.0, "status": "completed"}]},
+        "recipes": {"recipes": [{"id": "rc1", "title": "Tomato soup", "cuisine": "Italian", "minutes": 30,
+                                 "servings": 4, "ingredients": ["tomatoes", "onion", "basil"],
+                                 "favorite": False, "rating": 0}]},
+        "weather": {"cities": [{"id": "wc1", "name": "Home Town", "saved": True, "days": days}]},
+        "reminders": {"reminders": [{"id": "rm1", "title": "Renew passport", "due": None,
+                                     "list": "Reminders", "done": False}]},
     }

@@ -11,6 +11,8 @@ from pydantic import Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from devices.harness.harness import Harness
+from devices.harness.spec import HarnessSpec
 from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
 from devices.suite.policies import Policy, make_policy
@@ -31,6 +33,7 @@ class SuiteReport(Frozen):
     """The result of one evaluation run."""
 
     policy: str
+    harness_version: str
     split: Split
     suite_seed: int
     n_per_template: int
@@ -39,6 +42,10 @@ class SuiteReport(Frozen):
     overall: float = Field(ge=0.0, le=1.0)
     template_scores: dict[str, float]
     template_families: dict[str, str]
+    template_tiers: dict[str, str] = Field(default_factory=dict)
+    tiers: dict[str, float] = Field(default_factory=dict, description="Mean template score per tier.")
+    template_progress: dict[str, float] = Field(
+        default_factory=dict, description="Mean share of sub-goals met per template.")
 
     def to_json_dict(self) -> dict[str, Any]:
         """The report as JSON: families flattened next to `overall`."""
@@ -49,15 +56,18 @@ class SuiteReport(Frozen):
 
 def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3,
              suite_seed: int = 0, *, random_seed: int = 0, progress: bool = True,
-             console: Console | None = None) -> SuiteReport:
-    """Runs `policy` on n instances of every template in `split` on a fresh SimPhone."""
+             console: Console | None = None, spec: HarnessSpec | None = None) -> SuiteReport:
+    """Runs `policy` (a built-in name, MODULE:CLASS or an instance) on n instances of every
+    template in `split` on a fresh SimPhone inside a harness built from `spec`."""
     from devices.sim import SimPhone  # the sandbox is only needed when evaluating
 
     agent = make_policy(policy, random_seed) if isinstance(policy, str) else policy
     tasks = generate_split(split, n_per_template, suite_seed)
     per_template: dict[str, list[float]] = defaultdict(list)
+    progress_of: dict[str, list[float]] = defaultdict(list)
     families: dict[str, str] = {}
-    phone = SimPhone()
+    tiers: dict[str, str] = {}
+    harness = Harness(SimPhone(), spec)
     progress_bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                             MofNCompleteColumn(), TimeElapsedColumn(),
                             console=console or Console(stderr=True), disable=not progress,
@@ -66,19 +76,25 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
         with progress_bar:
             bar = progress_bar.add_task(f"{agent.name} on {split}", total=len(tasks))
             for task in tasks:
-                result = run_episode(phone, task, agent)
+                result = run_episode(harness, task, agent)
                 per_template[task.template].append(result.score)
+                progress_of[task.template].append(result.progress)
                 families[task.template] = task.family
+                tiers[task.template] = task.tier or "easy"
                 progress_bar.advance(bar)
     finally:
-        phone.close()
+        harness.close()
     template_scores = {name: fmean(scores) for name, scores in per_template.items()}
     family_means = {}
     for family in FAMILIES:
         members = [s for name, s in template_scores.items() if families[name] == family]
         family_means[family] = fmean(members) if members else 0.0
     scores = FamilyScores(**family_means)
-    return SuiteReport(policy=agent.name, split=split, suite_seed=suite_seed,
+    return SuiteReport(policy=agent.name, harness_version=harness.version, split=split, suite_seed=suite_seed,
                        n_per_template=n_per_template, episodes=len(tasks), scores=scores,
                        overall=min(1.0, max(0.0, round(scores.overall, _DIGITS))),
-                       template_scores=template_scores, template_families=families)
+                       template_scores=template_scores, template_families=families,
+                       template_tiers=tiers, tiers={
+                           tier: fmean(s for n, s in template_scores.items() if tiers[n] == tier)
+                           for tier in sorted(set(tiers.values()))},
+                       template_progress={n: fmean(v) for n, v in progress_of.items()})

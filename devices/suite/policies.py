@@ -1,12 +1,22 @@
-"""Reference policies: the oracle (scripted expert), a do-nothing agent and a seeded random agent."""
+"""The policy protocol (the agent boundary) and the reference policies: the oracle (scripted
+expert), a do-nothing agent, a claim-only agent and a seeded random agent.
+
+A policy sees what an agent on a phone sees: the goal text, the harness's catalogue and each
+observation. It never receives the TaskInstance, its params, the initial state or the device.
+The oracle is the one privileged exception: the evaluator calls `OraclePolicy.prepare(task)`
+before `begin`, and the script may use the *intent* in params (which contact "my sister" is)
+but reads every id and value it needs from observations.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 import string
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
+from devices.harness.catalogue import Catalogue
 from devices.protocol import TaskInstance
 from devices.suite.registry import get_template
 from schemas.actions import (
@@ -37,15 +47,17 @@ __all__ = [
     "NoopPolicy",
     "OraclePolicy",
     "Policy",
+    "PolicyLoadError",
     "PolicyName",
     "RandomPolicy",
+    "load_policy",
     "make_policy",
 ]
 
 logger = logging.getLogger(__name__)
 
-PolicyName = Literal["oracle", "random", "noop"]
-POLICY_NAMES: tuple[str, ...] = ("oracle", "random", "noop")
+PolicyName = Literal["oracle", "random", "noop", "claim"]
+POLICY_NAMES: tuple[str, ...] = ("oracle", "random", "noop", "claim")
 
 # The SimPhone screen (AndroidWorld's Pixel resolution); random taps land inside it.
 _SCREEN_W, _SCREEN_H = 1080, 2400
@@ -61,29 +73,51 @@ _RANDOM_KIND_WEIGHTS: dict[str, float] = {
 }
 
 
+@runtime_checkable
 class Policy(Protocol):
-    """An agent the evaluator can run: told the task, then asked for one action per step."""
+    """An agent the evaluator can run.
+
+    `begin(goal, catalogue)` starts an episode: the goal text and the harness's catalogue
+    (tools with descriptions and JSON-Schema arguments, skills, sub-agents, playbook notes).
+    `next_action(observation)` returns one `schemas.actions.Action` per step, given what the
+    last action led to (the first call gets the observation after reset).
+    """
 
     name: str
 
-    def begin(self, task: TaskInstance, phone: Any) -> None: ...
+    def begin(self, goal: str, catalogue: Catalogue) -> None: ...
 
     def next_action(self, observation: Observation) -> Any: ...
 
 
+class PolicyLoadError(ValueError):
+    """`--policy MODULE:CLASS` names something that cannot be imported or is not a policy."""
+
+
 class OraclePolicy:
-    """Runs the template's scripted expert; finishes if the script runs out."""
+    """Runs the template's scripted expert; finishes if the script runs out.
+
+    Privileged: `prepare(task)` gives it the template and the params' intent before `begin`.
+    """
 
     name = "oracle"
 
     def __init__(self) -> None:
         self._script: Any = None
+        self._task: TaskInstance | None = None
         self._last: Observation | None = None
 
-    def begin(self, task: TaskInstance, phone: Any) -> None:
-        template = get_template(task.template)
+    def prepare(self, task: TaskInstance) -> None:
+        """Called by the evaluator (only for the oracle) before `begin`."""
+        self._task = task
+
+    def begin(self, goal: str, catalogue: Catalogue) -> None:
+        if self._task is None:
+            raise RuntimeError("the oracle must be prepared with its task before begin()")
+        template = get_template(self._task.template)
         self._last = None
-        self._script = iter(template.oracle(dict(task.params), self._observe))
+        self._script = iter(template.oracle(dict(self._task.params), self._observe))
+        self._task = None
 
     def _observe(self) -> Observation:
         if self._last is None:
@@ -103,7 +137,7 @@ class NoopPolicy:
 
     name = "noop"
 
-    def begin(self, task: TaskInstance, phone: Any) -> None:
+    def begin(self, goal: str, catalogue: Catalogue) -> None:
         return None
 
     def next_action(self, observation: Observation) -> Any:
@@ -115,8 +149,8 @@ class ClaimPolicy:
 
     name = "claim"
 
-    def begin(self, task: TaskInstance, phone: Any) -> None:
-        self._claim = f"Done. {task.goal} I have completed this task successfully."
+    def begin(self, goal: str, catalogue: Catalogue) -> None:
+        self._claim = f"Done. {goal} I have completed this task successfully."
         self._said = False
 
     def next_action(self, observation: Observation) -> Any:
@@ -133,18 +167,20 @@ class RandomPolicy:
 
     def __init__(self, seed: int = 0) -> None:
         self._seed = seed
+        self._episode = 0
         self._rng = random.Random(seed)
         self._tools: dict[str, Any] = {}
         self._skills: dict[str, Any] = {}
         self._agents: dict[str, Any] = {}
         self._apps: list[str] = []
 
-    def begin(self, task: TaskInstance, phone: Any) -> None:
-        self._rng = random.Random(f"{self._seed}:{task.seed}")
-        self._tools = dict(phone.tools)
-        self._apps = sorted(phone.apps)
-        self._skills = _catalogue("devices.sim.skills", "SKILLS")
-        self._agents = _catalogue("devices.sim.subagents", "SUBAGENTS")
+    def begin(self, goal: str, catalogue: Catalogue) -> None:
+        self._episode += 1
+        self._rng = random.Random(f"{self._seed}:{self._episode}:{goal}")
+        self._tools = {t.name: t for t in catalogue.tools}
+        self._apps = sorted({t.app for t in catalogue.tools})
+        self._skills = {s.name: s for s in catalogue.skills}
+        self._agents = {a.name: a for a in catalogue.subagents}
 
     def next_action(self, observation: Observation) -> Any:
         rng = self._rng
@@ -259,19 +295,37 @@ class RandomPolicy:
         return self._word()
 
 
-def _catalogue(module: str, attribute: str) -> dict[str, Any]:
-    """The SimPhone's skill or sub-agent library, or {} when that part is not installed."""
-    import importlib
-
+def load_policy(spec: str) -> Policy:
+    """An instance of the class `MODULE:CLASS` (constructed without arguments), checked to
+    implement the Policy protocol."""
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise PolicyLoadError(f"policy {spec!r} must be a built-in name or MODULE:CLASS")
     try:
-        return dict(getattr(importlib.import_module(module), attribute))
-    except (ImportError, AttributeError):
-        logger.warning("%s.%s is missing; the random policy will not use it", module, attribute)
-        return {}
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PolicyLoadError(f"cannot import module {module_name!r} for policy {spec!r} "
+                              f"({exc}); is it on PYTHONPATH?") from None
+    target: Any = module
+    for part in class_name.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise PolicyLoadError(f"module {module_name!r} has no {class_name!r}")
+    try:
+        policy = target() if isinstance(target, type) else target
+    except TypeError as exc:
+        raise PolicyLoadError(f"policy class {spec} must be constructible without arguments "
+                              f"({exc})") from None
+    if not isinstance(policy, Policy) or not isinstance(getattr(policy, "name", None), str):
+        raise PolicyLoadError(f"{spec} does not implement the policy protocol: it needs a str "
+                              "`name`, begin(goal, catalogue) and next_action(observation)")
+    return policy
 
 
 def make_policy(name: str, seed: int = 0) -> Policy:
-    """The policy called `name` (oracle, random or noop)."""
+    """The policy called `name` (oracle, random, noop, claim) or given as MODULE:CLASS."""
+    if ":" in name:
+        return load_policy(name)
     if name == "oracle":
         return OraclePolicy()
     if name == "noop":
@@ -280,4 +334,5 @@ def make_policy(name: str, seed: int = 0) -> Policy:
         return RandomPolicy(seed)
     if name == "claim":
         return ClaimPolicy()
-    raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICY_NAMES)}")
+    raise PolicyLoadError(f"unknown policy {name!r}; choose one of {', '.join(POLICY_NAMES)} "
+                          "or give MODULE:CLASS")

@@ -1,4 +1,4 @@
-"""Parameter-value pools: train/dev draw from one tuple, test from a disjoint held-out tuple."""
+"""Parameter-value pools: train, dev and test each draw from their own, disjoint values."""
 
 from __future__ import annotations
 
@@ -30,26 +30,48 @@ __all__ = [
     "TASK_DATES",
     "TIMES",
     "Pool",
+    "all_pools",
 ]
+
+# Every pool ever built, so the leakage check can scan instances for values of other splits.
+_ALL: list[Pool] = []
+
+
+def all_pools() -> tuple[Pool, ...]:
+    return tuple(_ALL)
 
 
 @dataclass(frozen=True)
 class Pool:
-    """Values for one parameter: `train` feeds train and dev, `test` is held out for test."""
+    """Values for one parameter; train, dev and test values are pairwise disjoint.
+
+    `dev` may be left out (the older two-way form): then every fourth train value (or the
+    last of fewer than four) is moved to dev, so dev still never shares a value with train.
+    """
 
     train: tuple[Any, ...]
     test: tuple[Any, ...]
+    dev: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.train or not self.test:
             raise ValueError("a pool needs at least one train value and one test value")
-        overlap = set(map(_key, self.train)) & set(map(_key, self.test))
-        if overlap:
-            raise ValueError(f"pool values appear in both train and test: {sorted(overlap)}")
+        if not self.dev:
+            if len(self.train) < 2:
+                raise ValueError("a two-way pool needs at least two train values to give dev its own")
+            moved = set(range(min(3, len(self.train) - 1), len(self.train), 4))
+            object.__setattr__(self, "dev", tuple(v for i, v in enumerate(self.train) if i in moved))
+            object.__setattr__(self, "train", tuple(v for i, v in enumerate(self.train) if i not in moved))
+        for a, b, names in ((self.train, self.test, "train and test"), (self.train, self.dev, "train and dev"),
+                            (self.dev, self.test, "dev and test")):
+            overlap = set(map(_key, a)) & set(map(_key, b))
+            if overlap:
+                raise ValueError(f"pool values appear in both {names}: {sorted(overlap)}")
+        _ALL.append(self)
 
     def values(self, split: Split) -> tuple[Any, ...]:
-        """The values `split` may use (dev shares train's values, test has its own)."""
-        return self.test if split == "test" else self.train
+        """The values `split` may use: each split has its own."""
+        return {"train": self.train, "dev": self.dev, "test": self.test}[split]
 
     def pick(self, rng: random.Random, split: Split) -> Any:
         return rng.choice(self.values(split))
@@ -68,9 +90,9 @@ def _key(value: Any) -> str:
     return repr(value).casefold()
 
 
-def _pool(train: str, test: str) -> Pool:
+def _pool(train: str, test: str, dev: str = "") -> Pool:
     """A pool of strings given as '|'-separated lists (keeps the tables below readable)."""
-    return Pool(tuple(train.split("|")), tuple(test.split("|")))
+    return Pool(tuple(train.split("|")), tuple(test.split("|")), tuple(dev.split("|")) if dev else ())
 
 
 # None of these values appears in the SimPhone default world (devices/sim/world.py), so a
@@ -112,7 +134,7 @@ CODES = _pool("4821|7390|1156|6642|2087|9314|5530|3871", "8246|1709|6093|2418|77
 STREETS = _pool("14 Alder Street|48 Harbor Road|7 Quarry Lane|230 Mill Avenue|19 Birch Court",
                 "5 Lantern Way|88 Cedar Row|301 Ferry Street")
 ALBUMS = _pool("Holiday|Receipts|Family|Work|Hiking", "Concerts|Renovation|Pets")
-TAGS = _pool("favorite|todo|archive|print|share", "urgent|keep|review")
+TAGS = _pool("favorite|todo|archive|print|keepsake", "urgent|keep|review")
 FOLDERS = _pool("Personal|Work|Ideas|Travel", "Health|Finance|Projects")
 PHRASES = _pool(
     "running ten minutes late|see you at the entrance|the keys are under the mat"

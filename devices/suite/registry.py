@@ -19,10 +19,12 @@ __all__ = [
 
 FAMILIES: tuple[Family, ...] = ("tool", "memory", "skills", "subagent")
 
-# One module per family (tool use has two: reading and writing); each exports TEMPLATES.
+# One module per family (tool use has three: people, money, daily life); each exports TEMPLATES.
 TEMPLATE_MODULES = (
-    "devices.suite.templates.tool_read",
-    "devices.suite.templates.tool_write",
+    "devices.suite.templates.tool_people",
+    "devices.suite.templates.tool_money",
+    "devices.suite.templates.tool_life",
+    "devices.suite.templates.tool_more",
     "devices.suite.templates.memory",
     "devices.suite.templates.skills",
     "devices.suite.templates.subagent",

@@ -5,21 +5,35 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from devices.protocol import TaskInstance
+from devices.suite.diff import CheckResult, Expectation, check_change
 from devices.suite.pools import Pool
 from devices.suite.seeding import instance_index, instance_rng, instance_seed
 from schemas.observations import Observation
 from schemas.tasks import Family, Split
 from schemas.verdicts import CheckerKind
 
-__all__ = ["Observe", "OracleScript", "PoolError", "SplitError", "Template"]
+__all__ = ["TIERS", "Observe", "OracleScript", "PoolError", "SplitError", "Template", "Tier", "tier_for"]
 
 # What the oracle calls to see the observation after its last action.
 Observe = Callable[[], Observation]
 # An oracle is a generator of actions; it may call `observe()` between yields.
 OracleScript = Iterator[Any]
+
+Tier = Literal["easy", "medium", "hard"]
+TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
+
+
+def tier_for(actions: float, chain: int) -> Tier:
+    """easy: at most two oracle actions and one lookup; hard: four or more actions or a chain of
+    two or more dependent lookups; medium: the rest."""
+    if actions >= 4 or chain >= 2:
+        return "hard"
+    if actions <= 2 and chain <= 1:
+        return "easy"
+    return "medium"
 
 # Most tasks take a handful of tool calls; 30 steps leaves room for detours and GUI work.
 DEFAULT_MAX_STEPS = 30
@@ -50,6 +64,15 @@ class Template(ABC):
     list_pools: ClassVar[Mapping[str, Pool]] = {}
     test_only: ClassVar[bool] = False
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
+    # The apps whose tools the harness shows for this task (empty = all).
+    apps: ClassVar[tuple[str, ...]] = ()
+    tier: ClassVar[Tier] = "easy"
+    # Whether the task needs a value the goal does not state, found mid-episode, and the
+    # longest chain of dependent lookups its oracle makes (one result decides the next call).
+    needs_lookup: ClassVar[bool] = False
+    chain: ClassVar[int] = 0
+    # Whether memory writes count in the state diff (memory templates set it).
+    diff_memory: ClassVar[bool] = False
 
     # ---- the methods a template writes ------------------------------------------------
     def generate_params(self, rng: random.Random, split: Split) -> dict[str, Any]:
@@ -64,9 +87,22 @@ class Template(ABC):
     def initial_state(self, params: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """The TaskInstance.initial_state overlay that sets the task up."""
 
-    @abstractmethod
+    def expect(self, params: dict[str, Any], before: Any) -> list[Expectation] | None:
+        """The expected change from `before` (a StateView of the initial state); None when
+        the template scores with `is_successful` instead."""
+        return None
+
     def is_successful(self, state: Any, params: dict[str, Any]) -> float:
-        """A score in [0, 1] read only from the device state (tables, settings, memory, answer, log)."""
+        """A score in [0, 1] read only from the final state (legacy checkers; prefer `expect`)."""
+        raise NotImplementedError(f"{self.name} defines neither expect() nor is_successful()")
+
+    def check(self, params: dict[str, Any], before: Any, after: Any) -> CheckResult:
+        """Scores a final state: the whole-state diff against `expect`, else `is_successful`."""
+        expected = self.expect(params, before)
+        if expected is not None:
+            return check_change(before, after, expected, memory=self.diff_memory)
+        score = float(self.is_successful(after, params))
+        return CheckResult(score=score, progress=score, subgoals=[("legacy checker", score >= 1.0)])
 
     @abstractmethod
     def oracle(self, params: dict[str, Any], observe: Observe) -> OracleScript:
@@ -106,11 +142,13 @@ class Template(ABC):
             task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
             template=self.name, family=self.family, split=split, index=index, seed=seed,
             params=params, goal=self.goal(params), initial_state=state,
-            max_steps=self.max_steps,
+            max_steps=self.max_steps, apps=list(self.apps), tier=self.tier,
         )
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary for `flywheel suite list`."""
         return {"name": self.name, "family": self.family, "checker": self.checker,
                 "splits": list(self.splits()), "test_only": self.test_only,
+                "tier": self.tier, "apps": list(self.apps), "needs_lookup": self.needs_lookup,
+                "chain": self.chain,
                 "goal_template": self.goal_template, "parameters": self.parameters}

@@ -258,7 +258,7 @@ def show_tools(console: Console, phone: Any, app: str | None) -> None:
 
 
 def show_state(console: Console, phone: Any) -> None:
-    state = phone.state
+    state = phone.view()
     table = Table("part", "value", title="device state")
     for app, tables in _tables(phone).items():
         for name in tables:
@@ -304,11 +304,13 @@ def _read_line(console: Console) -> str | None:
 
 
 def play(console: Console, task: TaskInstance) -> float:
-    """Runs the interactive session on a fresh SimPhone; returns the checker's score."""
+    """Runs the interactive session on a fresh SimPhone inside the default harness; returns the
+    checker's score."""
+    from devices.harness.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.episode import score_state
 
-    phone = SimPhone("sim-phone")
+    phone = Harness(SimPhone("sim-phone"))
     try:
         observation = phone.reset(task)
         console.print(f"[bold]task[/bold] {task.task_id} ({task.family}, {task.split})")
@@ -340,7 +342,7 @@ def play(console: Console, task: TaskInstance) -> float:
         else:
             reason = "the episode is done" if observation.done else "the step limit is reached"
             console.print(f"{reason} after {steps} steps")
-        score = score_state(task, phone.state)
+        score = score_state(task, phone)
     finally:
         phone.close()
     summary = Table("task", "template", "steps", "score", title="result")

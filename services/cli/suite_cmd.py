@@ -11,8 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from devices.harness.spec import HarnessSpec, SpecError
 from devices.suite.evaluate import evaluate
 from devices.suite.plot import plot_report
+from devices.suite.policies import PolicyLoadError, make_policy
 from devices.suite.registry import FAMILIES, all_templates, templates_for
 from devices.suite.settings import load_settings
 from schemas.settings import SettingsError
@@ -29,12 +31,6 @@ class SplitName(str, Enum):
     train = "train"
     dev = "dev"
     test = "test"
-
-
-class PolicyChoice(str, Enum):
-    oracle = "oracle"
-    random = "random"
-    noop = "noop"
 
 
 @suite_app.command("list")
@@ -66,7 +62,9 @@ def list_templates(
 @suite_app.command("eval")
 def eval_policy(
     policy: Annotated[str, typer.Option(
-        help="oracle, random, noop, or model:PATH (a local model or checkpoint directory).")],
+        help="A built-in policy (oracle, random, noop, claim, ...), MODULE:CLASS of any "
+             "importable class implementing devices.suite.policies.Policy, or model:PATH "
+             "(a local model or checkpoint directory).")],
     split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
     n: Annotated[int | None, typer.Option(
         min=1, help="Instances per template (default from settings).")] = None,
@@ -75,6 +73,8 @@ def eval_policy(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     plot: Annotated[Path | None, typer.Option(
         help="Also draw the scores as a PNG chart at this path.")] = None,
+    harness: Annotated[Path | None, typer.Option(
+        help="A harness spec JSON file (default: the built-in HarnessSpec.default()).")] = None,
 ) -> None:
     """Run a policy on every template of a split and report per-family and overall scores."""
     try:
@@ -82,9 +82,16 @@ def eval_policy(
     except SettingsError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    report = evaluate(_policy(policy), split.value, n or settings.n_per_template,
+    try:
+        spec = HarnessSpec.load(harness) if harness is not None else None
+        agent = (_model_policy(policy) if policy.startswith("model:")
+                 else make_policy(policy, settings.random_seed))
+    except (PolicyLoadError, SpecError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    report = evaluate(agent, split.value, n or settings.n_per_template,
                       settings.suite_seed if seed is None else seed,
-                      random_seed=settings.random_seed, progress=not as_json)
+                      random_seed=settings.random_seed, progress=not as_json, spec=spec)
     if plot is not None:
         plot_report(report, plot)
     if as_json:
@@ -98,28 +105,52 @@ def eval_policy(
     summary = Table("family", "score", title="Summary")
     for family in FAMILIES:
         summary.add_row(family, f"{getattr(report.scores, family):.3f}")
+    for tier, score in report.tiers.items():
+        summary.add_row(f"tier {tier}", f"{score:.3f}")
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
     console.print(summary)
-    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}")
+    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}, harness "
+                  f"{report.harness_version}")
     if plot is not None:
         console.print(f"chart: {plot}")
 
 
-def _policy(name: str) -> object:
-    """A reference policy's name, or the planner model in PATH for `model:PATH`."""
-    if name.startswith("model:"):
-        from trainer.models import ModelError
-        from trainer.policy import load_policy
+def _model_policy(name: str) -> object:
+    """The planner model in PATH for `model:PATH` (the trainer's ModelPolicy)."""
+    from trainer.models import ModelError
+    from trainer.policy import load_policy
 
-        try:
-            return load_policy(name.removeprefix("model:"))
-        except ModelError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
-    if name not in {choice.value for choice in PolicyChoice}:
-        err_console.print(f"[red]error:[/red] unknown policy {name!r}; use oracle, random, noop or model:PATH")
-        raise typer.Exit(2)
-    return name
+    try:
+        return load_policy(name.removeprefix("model:"))
+    except ModelError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+@suite_app.command("stats")
+def stats(
+    n: Annotated[int, typer.Option(min=1, help="Oracle episodes per template for the action counts.")] = 2,
+    seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Breadth and depth: templates, apps, tools, oracle actions, lookups, tiers, distinct test instances."""
+    from devices.suite.stats import suite_stats
+
+    data = suite_stats(n_oracle=n, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    table = Table("group", "templates", "mean oracle actions", "mid-episode values", "chains ≥ 2",
+                  title="Task suite")
+    for group in ("per_family", "per_tier", "per_family_tier"):
+        for name, row in data[group].items():
+            table.add_row(name, str(row["templates"]), f"{row['mean_oracle_actions']:.2f}",
+                          f"{row['needs_mid_episode_value']:.0%}", f"{row['dependent_chain_2plus']:.0%}")
+    console.print(table)
+    console.print(f"{data['templates']} templates, {data['apps']} apps, {data['tools']} tools "
+                  f"({data['tools_used_by_oracle']} used by some oracle); mean oracle actions "
+                  f"{data['mean_oracle_actions']:.2f}; at least {data['distinct_test_instances_min']} distinct "
+                  f"test instances per template (of {data['distinct_test_instances_sampled']} drawn)")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
-"""Opens the device a runner drives: a SimPhone, or a real phone through AdbPhone."""
+"""Opens the device a runner drives: a SimPhone, or a real phone through AdbPhone, inside the
+default harness (memory, skills, sub-agents and answers run there, not on the phone)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ logger = logging.getLogger(__name__)
 
 
 def open_device(settings: DeviceRunnerSettings) -> Device:
+    """The device named by `settings` inside the default harness, ready for reset()."""
+    from devices.harness.harness import Harness
+
+    return Harness(_open_phone(settings))
+
+
+def _open_phone(settings: DeviceRunnerSettings) -> Device:
     """The device named by `settings`, ready for reset().
 
     For kind 'adb' the adb serial is `adb_serial`, or the device id itself when unset (so

@@ -29,7 +29,7 @@ def oracle_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from trainer.data import build_oracle_snapshot
 
     return build_oracle_snapshot(tmp_path_factory.mktemp("snapshot") / "snap-test",
-                                 templates=["contact_phone_lookup", "save_place", "create_note"],
+                                 templates=["star_relation", "text_relation", "new_number_relation"],
                                  n_per_template=1, snapshot_id="snap-test")
 
 

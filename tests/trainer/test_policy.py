@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from devices.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
@@ -19,7 +20,7 @@ def _task(name: str):
 
 def test_untrained_model_output_is_counted_invalid_and_finishes(tiny_model: Path) -> None:
     policy = load_policy(tiny_model, max_new_tokens=12)
-    result = run_episode(SimPhone(), _task("contact_phone_lookup"), policy)
+    result = run_episode(SimPhone(), _task("star_relation"), policy)
     assert result.steps == 1 and result.finished and result.score == 0.0
     assert policy.stats.invalid == 1 and policy.stats.validity == 0.0
     assert policy.last_invalid is not None and policy.stats.prompt_tokens[0] < 1000
@@ -29,23 +30,24 @@ def test_valid_actions_reach_the_phone_and_are_scored(tiny_model: Path) -> None:
     policy = load_policy(tiny_model, max_new_tokens=64)
     call = format_action(ToolCall(name="contacts.search", arguments={"query": "Sofia"}))
     policy.model.generation_config.sequence_bias = tool_call_bias(policy.tokenizer, call)
-    task = _task("contact_phone_lookup").model_copy(update={"max_steps": 3})
-    phone = SimPhone()
-    result = run_episode(phone, task, policy)
+    task = _task("star_relation").model_copy(update={"max_steps": 3})
+    harness = Harness(SimPhone())
+    result = run_episode(harness, task, policy)
     assert policy.stats.invalid == 0 and result.steps == 3
-    searches = [e for e in phone.state.log if e.name == "contacts.search"]
-    assert len(searches) == 3 and searches[0].arguments == {"query": "Sofia"}
+    searches = [e for e in harness.final_state()["log"] if e["name"] == "contacts.search"]
+    assert len(searches) == 3 and searches[0]["arguments"] == {"query": "Sofia"}
 
 
 def test_constrained_decoding_keeps_a_prose_loving_model_inside_action_json(tiny_model: Path) -> None:
-    task = _task("contact_phone_lookup")
+    task = _task("star_relation")
     texts = {}
     for constrained in (False, True):
         policy = load_policy(tiny_model, max_new_tokens=16, constrained=constrained)
         policy.model.generation_config.sequence_bias = tool_call_bias(policy.tokenizer, "Sofia is at home")
-        phone = SimPhone()
-        policy.begin(task, phone)
-        policy.next_action(phone.reset(task))
+        harness = Harness(SimPhone())
+        observation = harness.reset(task)
+        policy.begin(task.goal, harness.catalogue())
+        policy.next_action(observation)
         assert policy.last_invalid is not None  # 16 tokens cannot finish an action either way
         texts[constrained] = policy.last_invalid.text
     assert texts[False].startswith("Sofia is at home")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from devices.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.instances import generate_split
 from schemas.actions import Finish, MemoryRead, ToolCall
 from trainer.prompt import (
     InvalidAction,
-    catalogue_for_task,
     format_action,
     parse_completion,
     render_context,
@@ -44,22 +44,34 @@ def test_invalid_output_is_a_category_not_a_crash(text: str, reason: str) -> Non
     assert isinstance(result, InvalidAction) and result.reason.startswith(reason)
 
 
-def test_catalogue_shows_only_the_tasks_apps() -> None:
-    phone = SimPhone()
-    task = next(t for t in generate_split("dev", 1, 0) if t.template == "contact_phone_lookup")
-    tools = catalogue_for_task(task, phone).tools
-    assert tools and {t.app for t in tools} == {"contacts"}
-    assert len(tools) < len(phone.tools) / 4
-
-
-def test_context_names_goal_tools_and_first_view() -> None:
-    phone = SimPhone()
-    task = generate_split("dev", 1, 0)[0]
-    observation = phone.reset(task)
-    context = render_context(task.goal, catalogue_for_task(task, phone), observation=observation)
+def test_context_names_goal_tools_and_first_view_but_no_task_params() -> None:
+    harness = Harness(SimPhone())
+    task = next(t for t in generate_split("dev", 1, 0) if t.template == "star_relation")
+    observation = harness.reset(task)
+    context = render_context(task.goal, harness.catalogue(), observation=observation)
     assert context.startswith(f"Goal: {task.goal}")
-    assert "contacts.search(query)" in context and "Screen: home:" in context
-    assert task.params and all(str(v) not in context for k, v in task.params.items() if k == "expected")
+    assert "contacts.search(query" in context and "Screen: " in context
+    assert "calendar." not in context  # only the task's apps' tools
+    secret = {k: v for k, v in task.params.items() if k not in ("name", "contact") and isinstance(v, str)}
+    assert all(v not in context for v in secret.values() if v not in task.goal)
+
+
+def test_suite_median_prompt_is_small() -> None:
+    import json
+    import statistics
+
+    from trainer.data import build_oracle_snapshot, read_snapshot
+
+    rows = read_snapshot(build_oracle_snapshot(_tmp() / "snap", split="dev")).table.column("prompt").to_pylist()
+    chars = [len(json.dumps(json.loads(r))) for r in rows]
+    assert statistics.median(chars) < 3000  # ≈ 722 SmolLM2 tokens, under the 1,000-token aim
+
+
+def _tmp():
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.mkdtemp())
 
 
 def test_observation_is_cut_to_keep_prompts_small() -> None:

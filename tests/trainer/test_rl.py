@@ -20,7 +20,7 @@ from trainer.rl import RlConfig, care_trainer_class, run_grpo
 G = 4
 
 
-def _tasks(name: str = "contact_phone_lookup") -> list:
+def _tasks(name: str = "star_relation") -> list:
     return [t for t in generate_split("train", 2, 0) if t.template == name]
 
 

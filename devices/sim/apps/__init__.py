@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from devices.sim.apps import (
+    bank,
     calendar,
     clock,
     contacts,
     email,
     files,
+    health,
     maps,
     messages,
+    music,
     notes,
+    recipes,
+    reminders,
     settings,
     shopping,
+    travel,
+    weather,
 )
 
 __all__ = ["APP_MODULES"]
@@ -20,5 +27,6 @@ __all__ = ["APP_MODULES"]
 APP_MODULES = {
     "contacts": contacts, "calendar": calendar, "messages": messages, "clock": clock,
     "notes": notes, "settings": settings, "email": email, "maps": maps, "shopping": shopping,
-    "files": files,
+    "files": files, "bank": bank, "health": health, "music": music, "travel": travel,
+    "recipes": recipes, "weather": weather, "reminders": reminders,
 }

@@ -25,12 +25,14 @@ def find_contact(state: SimState, name_or_phone: str) -> dict[str, Any] | None:
     return None
 
 
-@tool("contacts.search", "Find contacts whose name, phone, email or company contains the query.",
+@tool("contacts.search", "Find contacts whose name, phone, email, company, city or relation to me "
+      "(e.g. 'sister') contains the query.",
       "A list of matching contact records.", {"query": string("Text to look for.", minLength=1)})
 def search(state: SimState, args: dict[str, Any]) -> Any:
     q = args["query"]
     return outs(r for r in state.table("contacts", "contacts").values()
-                if matches(q, r["name"], r["phone"], r["email"], r["company"]))
+                if matches(q, r["name"], r["phone"], r["email"], r["company"], r.get("relation"),
+                           r.get("city")))
 
 
 @tool("contacts.list", "List all contacts, optionally only starred ones.",

@@ -1,394 +1,579 @@
-"""Sub-agent templates: parts delegated to the right sub-agents and their results merged."""
+"""Sub-agent templates: judged on the collaboration the task needs — which sub-agent does which
+part, what context each gets, and how one's result is merged into another's work.
+
+Each part is a `DoneBy` expectation (a successful call made by that sub-agent, not by the main
+agent or a wrong helper), hand-offs are `Delegated` expectations with the context the helper
+must receive, and the whole state change is compared with the expected one. Several sub-agents
+can reach the same app (the scheduler and the communicator both look up contacts), so credit
+does not follow an app mechanically: it follows what the task needs.
+"""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from devices.suite import checkers as ck
-from devices.suite.pools import (
+from devices.sim.apps.maps import eta_minutes
+from devices.suite.diff import Add, Allow, Delegated, Expectation, Setting, same_value
+from devices.suite.template import Observe, OracleScript, Template
+from devices.suite.templates._hkit import (
     ALBUMS,
-    CODES,
-    EMAIL_SUBJECTS,
-    EVENT_TITLES,
-    NOTE_TOPICS,
-    PEOPLE,
-    PHRASES,
+    LISTS,
     PLACES,
     PRODUCTS,
     STREETS,
-    TASK_DATES,
-    TIMES,
+    SUBJECTS,
+    SURNAMES,
+    TITLES,
+    TOPICS,
+    World,
+    derived_parameters,
+    memory_value,
+    rid,
+    row_where,
 )
-from devices.suite.template import Observe, OracleScript, Template
-from devices.suite.templates._kit import I, N, S, email_of, finish, params_schema, phone_number
-from devices.suite.templates.tool_write import (
-    contact_row,
-    photo_name,
-    photo_row,
-    place_row,
-    product_row,
-)
-from schemas.actions import Delegate
+from devices.suite.templates._kit import finish
+from devices.suite.templates._profile import declare
+from schemas.actions import Delegate, MemoryRead
 
-__all__ = ["TEMPLATES"]
+__all__ = ["TEMPLATES", "DoneBy"]
 
-# The merged outcome (final state or answer) is worth half; the delegated parts share the rest.
-_MERGE_WEIGHT = 0.5
+COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
+# Every sub-agent task shows these apps, so every helper is on offer and the choice matters.
+ALL_HELPER_APPS = ("calendar", "clock", "contacts", "messages", "email", "maps", "shopping",
+                   "files", "notes", "settings")
 
 
-def delegate(agent: str, instruction: str, *calls: tuple[str, dict[str, Any]]) -> Delegate:
-    return Delegate(agent=agent, instruction=instruction,
-                    arguments={"tool_calls": [{"name": n, "arguments": a} for n, a in calls]})
+def _args_have(arguments: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    for key, want in wanted.items():
+        have = arguments.get(key)
+        if isinstance(want, tuple) and len(want) == 2 and want[0] == "~":
+            if not isinstance(have, str) or str(want[1]).casefold() not in have.casefold():
+                return False
+        elif not same_value(have, want):
+            return False
+    return True
 
 
-def delegated_values(observe: Observe) -> list[Any]:
-    """The values of each call a sub-agent made (None for a failed call)."""
+@dataclass(frozen=True, repr=False)
+class DoneBy(Expectation):
+    """A successful call of `tool` with `arguments`, made by one of `agents` working as a
+    delegated sub-agent. The same call made by the main agent or another helper is a violation:
+    the work belongs to the helper the task needs."""
+
+    agents: tuple[str, ...]
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{'/'.join(self.agents)} calls {self.tool}({dict(self.arguments)})"
+
+    def met(self, changes: Any, before: Any, after: Any) -> bool:
+        return any(e.kind == "tool_call" and e.name == self.tool and e.ok
+                   and e.agent in self.agents and e.parent == e.agent
+                   and _args_have(e.arguments, self.arguments) for e in after.log)
+
+    def violations(self, before: Any, after: Any) -> list[str]:
+        return [f"{e.agent} made {self.tool} itself" for e in after.log
+                if e.kind == "tool_call" and e.name == self.tool and e.ok
+                and e.agent not in self.agents]
+
+
+def delegate(agent: str, instruction: str, *calls: tuple[str, dict[str, Any]],
+             context: dict[str, Any] | None = None) -> Delegate:
+    """A delegation with a plan of tool calls and the context the helper needs."""
+    plan: dict[str, Any] = {"tool_calls": [{"name": n, "arguments": a} for n, a in calls]}
+    if context:
+        plan["context"] = context
+    return Delegate(agent=agent, instruction=instruction, arguments=plan)
+
+
+def results(observe: Observe) -> list[Any]:
+    """The values the last delegation's calls returned (LookupError when it failed)."""
     result = observe().result
-    if result is None or not isinstance(result.value, dict):
-        return []
-    return [r.get("value") if r.get("ok") else None for r in result.value.get("results", [])]
+    if result is None or not result.ok:
+        raise LookupError(f"the delegation failed: {result.error if result else 'no result'}")
+    return [r["value"] for r in result.value["results"]]
 
 
-def collaboration(state: Any, parts: list[tuple[str, str, dict[str, Any]]], merged: bool) -> float:
-    """Credit for each (agent, tool, args) part done by that sub-agent, plus the merged outcome."""
-    share = (1.0 - _MERGE_WEIGHT) / len(parts)
-    return ck.partial([(share, ck.delegated_call(state, a, t, args)) for a, t, args in parts]
-                      + [(_MERGE_WEIGHT, merged)])
-
-
-def _first(rows: Any, key: str, name: str) -> dict[str, Any]:
-    for row in rows or []:
-        if isinstance(row, dict) and row.get(key) == name:
-            return row
-    return {}
-
-
-class TextPlaceAddress(Template):
-    name = "team_text_place_address"
+class _Team(Template):
     family = "subagent"
     checker = "collaboration"
-    goal_template = ("Have the navigator look up {place}, then have the communicator text "
-                     "{person} its address.")
-    parameters = params_schema(place=S, person=S, address=S, phone=S)
-    pools = MappingProxyType({"place": PLACES, "person": PEOPLE})
+    apps = ALL_HELPER_APPS
 
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"place": PLACES.pick(rng, split), "person": PEOPLE.pick(rng, split),
-                "address": f"{rng.randint(2, 300)} Kiln Street", "phone": phone_number(rng)}
-
-    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"maps": {"places": [place_row(p["place"], address=p["address"])]},
-                "contacts": {"contacts": [contact_row(p["person"], p["phone"])]}}
-
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = bool(ck.find_rows(state, "messages", "messages", phone=p["phone"],
-                                   direction="out", body=("~", p["address"])))
-        return collaboration(state, [("navigator", "maps.search_places", {"query": p["place"]}),
-                                     ("communicator", "messages.send", {"contact": p["person"]})],
-                             merged)
+    @property
+    def parameters(self) -> dict[str, Any]:  # type: ignore[override]
+        return derived_parameters(self)
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("navigator", f"Find {p['place']}.",
-                       ("maps.search_places", {"query": p["place"]}))
-        found = delegated_values(observe)
-        address = _first(found[0] if found else [], "name", p["place"]).get("address", p["address"])
-        yield delegate("communicator", f"Text {p['person']} the address.",
-                       ("messages.send", {"contact": p["person"],
-                                          "body": f"{p['place']} is at {address}."}))
+        raise NotImplementedError
+
+
+class _WithContact(_Team):
+    def people(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        world = World(rng, split)
+        person = world.person()
+        company, other_company = rng.sample(COMPANIES, 2)
+        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
+                "company": company,
+                "namesake": world.person(person.split()[0]), "other_company": other_company}
+
+    def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+        world = World(rng, "train")
+        rows = [world.contact(p["person"], company=p["company"]),
+                world.contact(p["namesake"], company=p["other_company"])]
+        rng.shuffle(rows)
+        return rows
+
+    @staticmethod
+    def contact(before: Any, name: str) -> dict[str, Any]:
+        return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
+
+    def find_contact(self, p: dict[str, Any], agent: str, observe: Observe) -> Any:
+        yield delegate(agent, f"Look up {p['first']} from {p['company']}.",
+                       ("contacts.search", {"query": p["first"]}))
+        return row_where(results(observe)[0], company=p["company"])
+
+
+class PlaceToFriend(_WithContact):
+    name = "sa_place_to_friend"
+    goal_template = ("Find the best-rated {category} near me and text its address to {first} from "
+                     "{company}. Hand each part to the helper made for it.")
+    pools = MappingProxyType({"surname": SURNAMES, "place": PLACES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        best, other = PLACES.sample(rng, split, 2)
+        return {**self.people(rng, split), "category": rng.choice(("bakery", "bookshop",
+                                                                   "florist", "cafe")),
+                "place": best, "other": other, "street": STREETS.pick(rng, split)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        places = [{"id": rid(rng, "pl"), "name": p["place"], "category": p["category"],
+                   "address": p["street"], "rating": 4.9},
+                  {"id": rid(rng, "pl"), "name": p["other"], "category": p["category"],
+                   "address": "2 Side Alley", "rating": 4.1}]
+        return {"maps": {"places": places}, "contacts": {"contacts": self.contacts(p, rng)}}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        phone = self.contact(before, p["person"])["phone"]
+        return [DoneBy(("navigator",), "maps.search_places"),
+                Delegated("communicator", (p["street"],), others_ok=("navigator",)),
+                DoneBy(("communicator",), "messages.send", {"body": ("~", p["street"])}),
+                Add("messages", "messages", {"phone": phone, "body": ("~", p["street"])})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield delegate("navigator", f"Find the best-rated {p['category']}.",
+                       ("maps.search_places", {"query": p["category"]}))
+        best = results(observe)[0][0]
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("communicator", "Text the address.",
+                       ("messages.send", {"phone": found["phone"],
+                                          "body": f"{best['name']} is at {best['address']}"}),
+                       context={"address": best["address"]})
         yield finish()
 
 
-class MeetingAndEmail(Template):
-    name = "team_meeting_and_email"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Ask the scheduler to book '{title}' on {date} {start}-{end} and the "
-                     "communicator to email {address} about it (subject '{title}').")
-    parameters = params_schema(title=S, date=S, start=S, end=S, address=S, person=S)
-    pools = MappingProxyType({"title": EVENT_TITLES, "date": TASK_DATES, "person": PEOPLE})
+class CheaperToNote(_Team):
+    name = "sa_cheaper_to_note"
+    goal_template = ("Which is cheaper right now, '{a}' or '{b}'? Have the winner's name written "
+                     "in a note titled 'Cheaper pick'.")
+    pools = MappingProxyType({"a": PRODUCTS, "b": PRODUCTS})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        a, b = PRODUCTS.sample(rng, split, 2)
+        prices = rng.sample([round(x * 0.25, 2) for x in range(8, 60)], 2)
+        return {"a": a, "b": b, "price_a": prices[0], "price_b": prices[1]}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        rows = [{"id": rid(rng, "pr"), "name": name, "category": "grocery", "price": price,
+                 "stock": 20} for name, price in ((p["a"], p["price_a"]), (p["b"], p["price_b"]))]
+        return {"shopping": {"products": rows}}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        winner = p["a"] if p["price_a"] < p["price_b"] else p["b"]
+        loser = p["b"] if winner == p["a"] else p["a"]
+        return [DoneBy(("shopper",), "shopping.search"),
+                Delegated("librarian", (winner,), others_ok=("shopper",)),
+                DoneBy(("librarian",), "notes.create", {"title": "Cheaper pick",
+                                                         "body": ("~", winner)}),
+                Add("notes", "notes", {"title": "Cheaper pick", "body": ("~", winner)}),
+                _NotMentioned("notes", "notes", "body", loser)]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield delegate("shopper", "Price both.", ("shopping.search", {"query": p["a"]}),
+                       ("shopping.search", {"query": p["b"]}))
+        first, second = results(observe)
+        a = row_where(first, name=p["a"])
+        b = row_where(second, name=p["b"])
+        winner = a if a["price"] < b["price"] else b
+        yield delegate("librarian", "Write the note.",
+                       ("notes.create", {"title": "Cheaper pick", "body": winner["name"]}),
+                       context={"winner": winner["name"]})
+        yield finish()
+
+
+@dataclass(frozen=True, repr=False)
+class _NotMentioned(Expectation):
+    """No row added to app.table mentions `text` in `column` (a list of both candidates fails)."""
+
+    app: str
+    table: str
+    column: str
+    text: str
+    goal: bool = False
+
+    def violations(self, before: Any, after: Any) -> list[str]:
+        old = {r["id"] for r in before.rows(self.app, self.table)}
+        return [f"{self.app}.{self.table} row {r['id']} also names {self.text!r}"
+                for r in after.rows(self.app, self.table) if r["id"] not in old
+                and self.text.casefold() in str(r.get(self.column, "")).casefold()]
+
+
+class EmailToEvent(_Team):
+    name = "sa_email_to_event"
+    goal_template = ("Put the appointment from the email about the {topic} in my calendar as "
+                     "'{title}', one hour long.")
+    pools = MappingProxyType({"topic": TOPICS, "title": TITLES})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        topic, other = TOPICS.sample(rng, split, 2)
+        return {"topic": topic, "other": other, "title": TITLES.pick(rng, split),
+                "date": f"2026-01-{rng.randint(12, 28):02d}", "hour": rng.randint(9, 16),
+                "other_date": f"2026-01-{rng.randint(12, 28):02d}"}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        rows = [{"id": rid(rng, "em"), "folder": "inbox", "sender": "desk@service.test",
+                 "to": ["me@example.com"], "subject": f"Your {topic} appointment",
+                 "body": f"We will see you on {date} at {hour:02d}:00.",
+                 "received_at": "2025-12-28T10:00", "read": False, "starred": False}
+                for topic, date, hour in ((p["topic"], p["date"], p["hour"]),
+                                          (p["other"], p["other_date"], p["hour"] - 1))]
+        rng.shuffle(rows)
+        return {"email": {"emails": rows}}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        start = f"{p['date']}T{p['hour']:02d}:00"
+        event = {"title": p["title"], "start": start, "end": f"{p['date']}T{p['hour'] + 1:02d}:00"}
+        return [DoneBy(("communicator",), "email.search"),
+                Delegated("scheduler", (start,), others_ok=("communicator",)),
+                DoneBy(("scheduler",), "calendar.create_event", event),
+                Add("calendar", "events", event)]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield delegate("communicator", "Find the appointment email.",
+                       ("email.search", {"query": p["topic"]}))
+        mail = next(r for r in results(observe)[0] if p["topic"] in r["subject"])
+        date, time = mail["body"].split(" on ", 1)[1].rstrip(".").split(" at ")
+        hour = int(time.split(":")[0])
+        yield delegate("scheduler", "Book it.", ("calendar.create_event", {
+            "title": p["title"], "start": f"{date}T{time}", "end": f"{date}T{hour + 1:02d}:00"}),
+            context={"start": f"{date}T{time}"})
+        yield finish()
+
+
+class MeetingViaScheduler(_WithContact):
+    name = "sa_meeting_via_scheduler"
+    goal_template = ("Get '{title}' with {first} from {company} into my calendar on {date}, "
+                     "{start}-{end}, with them as the guest. One helper can do all of it.")
+    pools = MappingProxyType({"title": TITLES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(9, 16)
-        person = PEOPLE.pick(rng, split)
-        return {"title": EVENT_TITLES.pick(rng, split), "date": TASK_DATES.pick(rng, split),
-                "start": f"{hour:02d}:00", "end": f"{hour:02d}:45", "person": person,
-                "address": email_of(person, "team.test")}
+        return {**self.people(rng, split), "title": TITLES.pick(rng, split),
+                "date": f"2026-01-{rng.randint(12, 28):02d}", "start": f"{hour:02d}:00",
+                "end": f"{hour + 1:02d}:00"}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {}
+        return {"contacts": {"contacts": self.contacts(p, rng)}}
 
-    def _event(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"title": p["title"], "start": f"{p['date']}T{p['start']}",
-                "end": f"{p['date']}T{p['end']}"}
-
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = bool(ck.find_rows(state, "calendar", "events", **self._event(p))) and bool(
-            ck.find_rows(state, "email", "emails", folder="sent", to=[p["address"]],
-                         subject=p["title"]))
-        return collaboration(state, [
-            ("scheduler", "calendar.create_event", self._event(p)),
-            ("communicator", "email.send", {"to": [p["address"]], "subject": p["title"]})], merged)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        event = {"title": p["title"], "start": f"{p['date']}T{p['start']}",
+                 "end": f"{p['date']}T{p['end']}", "attendees": [p["person"]]}
+        return [DoneBy(("scheduler",), "contacts.search"), Delegated("scheduler"),
+                DoneBy(("scheduler",), "calendar.create_event", event),
+                Add("calendar", "events", event)]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("scheduler", "Book the meeting.", ("calendar.create_event", self._event(p)))
-        yield delegate("communicator", "Email the invitee.",
-                       ("email.send", {"to": [p["address"]], "subject": p["title"],
-                                       "body": f"See you on {p['date']} at {p['start']}."}))
+        found = yield from self.find_contact(p, "scheduler", observe)
+        yield delegate("scheduler", "Create the meeting.", ("calendar.create_event", {
+            "title": p["title"], "start": f"{p['date']}T{p['start']}",
+            "end": f"{p['date']}T{p['end']}", "attendees": [found["name"]]}),
+            context={"guest": found["name"]})
         yield finish()
 
 
-class OrderAndNotify(Template):
-    name = "team_order_and_notify"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Get the shopper to order {quantity} × {product} to {street}, then have the "
-                     "communicator text {person} that the {product} is ordered.")
-    parameters = params_schema(product=S, quantity=I, street=S, person=S, phone=S)
-    pools = MappingProxyType({"product": PRODUCTS, "street": STREETS, "person": PEOPLE})
+class NoteToSetting(_Team):
+    name = "sa_note_to_setting"
+    test_only = True
+    goal_template = "Set the screen brightness to the level I wrote in my '{title}' note."
+    pools = MappingProxyType({"title": SUBJECTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"product": PRODUCTS.pick(rng, split), "quantity": rng.randint(1, 3),
-                "street": STREETS.pick(rng, split), "person": PEOPLE.pick(rng, split),
-                "phone": phone_number(rng)}
+        title, other = SUBJECTS.sample(rng, split, 2)
+        level, other_level = rng.sample([x for x in range(5, 100, 5) if x != 60], 2)
+        return {"title": title, "other": other, "level": level, "other_level": other_level}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"shopping": {"products": [product_row(p["product"])]},
-                "contacts": {"contacts": [contact_row(p["person"], p["phone"])]}}
+        rows = [{"id": rid(rng, "nt"), "title": title, "body": f"Brightness {level}%",
+                 "folder": "Personal", "pinned": False}
+                for title, level in ((p["title"], p["level"]), (p["other"], p["other_level"]))]
+        return {"notes": {"notes": rows}}
 
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        ordered = any(o.get("address") == p["street"] and
-                      {"product_id": "pr_task1", "quantity": p["quantity"]} in o.get("items", [])
-                      for o in ck.rows(state, "shopping", "orders"))
-        told = bool(ck.find_rows(state, "messages", "messages", phone=p["phone"],
-                                 direction="out", body=("~", p["product"])))
-        return collaboration(state, [
-            ("shopper", "shopping.checkout", {"address": p["street"]}),
-            ("communicator", "messages.send", {"contact": p["person"]})], ordered and told)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        return [DoneBy(("librarian",), "notes.search"),
+                Delegated("device_admin", (str(p["level"]),), others_ok=("librarian",)),
+                DoneBy(("device_admin",), "settings.set", {"key": "brightness",
+                                                           "value": p["level"]}),
+                Setting("brightness", p["level"])]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("shopper", f"Order {p['product']}.",
-                       ("shopping.search", {"query": p["product"]}),
-                       ("shopping.add_to_cart", {"product_id": "pr_task1",
-                                                 "quantity": p["quantity"]}),
-                       ("shopping.checkout", {"address": p["street"]}))
-        yield delegate("communicator", "Tell them.",
-                       ("messages.send", {"contact": p["person"],
-                                          "body": f"The {p['product']} is ordered."}))
+        yield delegate("librarian", "Read the note.", ("notes.search", {"query": p["title"]}))
+        note = row_where(results(observe)[0], title=p["title"])
+        level = int(note["body"].split()[-1].rstrip("%"))
+        yield delegate("device_admin", "Set brightness.",
+                       ("settings.set", {"key": "brightness", "value": level}),
+                       context={"level": level})
         yield finish()
 
 
-class VisitWithAddress(Template):
-    name = "team_visit_with_address"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Have the navigator find {place}; then have the scheduler add 'Visit "
-                     "{place}' on {date} at {time} for an hour, with the place's address as "
-                     "the location.")
-    parameters = params_schema(place=S, date=S, time=S, address=S)
-    pools = MappingProxyType({"place": PLACES, "date": TASK_DATES, "time": TIMES})
+class EtaToText(_WithContact):
+    name = "sa_eta_to_text"
+    goal_template = ("Text {first} from {company} how many minutes it takes me to get from home "
+                     "to {place} by {mode}.")
+    pools = MappingProxyType({"place": PLACES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        time = TIMES.pick(rng, split)
-        while int(time[:2]) >= 22:
-            time = TIMES.pick(rng, split)
-        return {"place": PLACES.pick(rng, split), "date": TASK_DATES.pick(rng, split),
-                "time": time, "address": f"{rng.randint(2, 300)} Flint Avenue"}
+        return {**self.people(rng, split), "place": PLACES.pick(rng, split),
+                "mode": rng.choice(("drive", "walk", "transit"))}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"maps": {"places": [place_row(p["place"], address=p["address"])]}}
+        return {"contacts": {"contacts": self.contacts(p, rng)}}
 
-    def _end(self, p: dict[str, Any]) -> str:
-        return f"{p['date']}T{int(p['time'][:2]) + 1:02d}:{p['time'][3:]}"
-
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        start = f"{p['date']}T{p['time']}"
-        merged = bool(ck.find_rows(state, "calendar", "events", title=f"Visit {p['place']}",
-                                   start=start, location=p["address"]))
-        return collaboration(state, [
-            ("navigator", "maps.search_places", {"query": p["place"]}),
-            ("scheduler", "calendar.create_event", {"start": start, "location": p["address"]})],
-            merged)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        minutes = str(eta_minutes("Home", p["place"], p["mode"]))
+        phone = self.contact(before, p["person"])["phone"]
+        return [DoneBy(("navigator",), "maps.eta", {"destination": p["place"],
+                                                    "mode": p["mode"]}),
+                Delegated("communicator", (minutes,), others_ok=("navigator",)),
+                DoneBy(("communicator",), "messages.send", {"body": ("~", minutes)}),
+                Add("messages", "messages", {"phone": phone, "body": ("~", minutes)})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("navigator", f"Find {p['place']}.",
-                       ("maps.search_places", {"query": p["place"]}))
-        found = delegated_values(observe)
-        address = _first(found[0] if found else [], "name", p["place"]).get("address", p["address"])
-        yield delegate("scheduler", "Add the visit.",
-                       ("calendar.create_event", {"title": f"Visit {p['place']}",
-                                                  "start": f"{p['date']}T{p['time']}",
-                                                  "end": self._end(p), "location": address}))
+        yield delegate("navigator", "Travel time.", ("maps.eta", {
+            "origin": "Home", "destination": p["place"], "mode": p["mode"]}))
+        minutes = results(observe)[0]["eta_min"]
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("communicator", "Send it.", ("messages.send", {
+            "phone": found["phone"], "body": f"It takes me {minutes} minutes."}),
+            context={"minutes": minutes})
         yield finish()
 
 
-class QuietEvening(Template):
-    name = "team_quiet_evening"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Have the device admin turn on do not disturb and the scheduler set a "
-                     "'{label}' alarm at {time}.")
-    parameters = params_schema(time=S, label=S)
-    pools = MappingProxyType({"time": TIMES, "label": NOTE_TOPICS})
+class PhotoToContact(_WithContact):
+    name = "sa_photo_to_contact"
+    goal_template = "Share the {album} photo from {date} with {first} from {company}."
+    pools = MappingProxyType({"album": ALBUMS})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        days = rng.sample(range(3, 28), 2)
+        return {**self.people(rng, split), "album": ALBUMS.pick(rng, split), "days": days,
+                "date": f"2025-12-{days[0]:02d}"}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"settings": {"do_not_disturb": False}}
+        files = []
+        for day in p["days"]:
+            name = f"IMG_{rng.randint(1000, 9999)}.jpg"
+            files.append({"id": rid(rng, "f"), "path": f"/sdcard/{p['album']}/{name}",
+                          "name": name, "kind": "photo", "album": p["album"], "tags": [],
+                          "size_kb": 2000, "created_at": f"2025-12-{day:02d}T12:00"})
+        return {"files": {"files": files}, "contacts": {"contacts": self.contacts(p, rng)}}
 
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = state.settings.get("do_not_disturb") is True and bool(
-            ck.find_rows(state, "clock", "alarms", time=p["time"], label=p["label"]))
-        return collaboration(state, [
-            ("device_admin", "settings.set", {"key": "do_not_disturb", "value": True}),
-            ("scheduler", "clock.set_alarm", {"time": p["time"], "label": p["label"]})], merged)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        photo = next(r for r in before.rows("files", "files")
+                     if r["album"] == p["album"] and r["created_at"].startswith(p["date"]))
+        phone = self.contact(before, p["person"])["phone"]
+        return [DoneBy(("communicator", "scheduler"), "contacts.search"),
+                Delegated("librarian", (p["person"],), others_ok=("communicator", "scheduler")),
+                DoneBy(("librarian",), "files.share", {"id": photo["id"],
+                                                       "contact": p["person"]}),
+                Add("messages", "messages", {"phone": phone, "body": f"[file] {photo['name']}"})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("device_admin", "Silence the phone.",
-                       ("settings.set", {"key": "do_not_disturb", "value": True}))
-        yield delegate("scheduler", "Set the alarm.",
-                       ("clock.set_alarm", {"time": p["time"], "label": p["label"]}))
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("librarian", "Find the photo.", ("files.search", {"query": p["album"]}))
+        photo = next(r for r in results(observe)[0]
+                     if r["album"] == p["album"] and r["created_at"].startswith(p["date"]))
+        yield delegate("librarian", "Share it.",
+                       ("files.share", {"id": photo["id"], "contact": found["name"]}),
+                       context={"recipient": found["name"]})
         yield finish()
 
 
-class PriceAndRating(Template):
-    name = "team_price_and_rating"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Ask the shopper for the price of the {product} and the navigator for the "
-                     "rating of {place}, then tell me both.")
-    parameters = params_schema(product=S, place=S, price=N, rating=N)
-    pools = MappingProxyType({"product": PRODUCTS, "place": PLACES})
+class CheckoutHome(_Team):
+    name = "sa_checkout_home"
+    goal_template = "Have my cart ordered and sent to my home address."
+    pools = MappingProxyType({"street": STREETS})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        home, work = STREETS.sample(rng, split, 2)
+        return {"street": home, "work": work, "product": PRODUCTS.pick(rng, split)}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        pid = rid(rng, "pr")
+        return {"memory": {"home_address": p["street"], "work_address": p["work"]},
+                "shopping": {"products": [{"id": pid, "name": p["product"],
+                                           "category": "grocery", "price": 3.0, "stock": 9}],
+                             "cart": [{"id": rid(rng, "ci"), "product_id": pid, "quantity": 1}]}}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        return [Delegated("shopper", (p["street"],)),
+                DoneBy(("shopper",), "shopping.checkout", {"address": p["street"]}),
+                Add("shopping", "orders", {"address": p["street"]}),
+                Allow("shopping", "cart", kinds=("removed",)),
+                Allow("shopping", "products", kinds=("changed",), fields=("stock",))]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        yield MemoryRead(key="home_address")
+        address = memory_value(observe())
+        yield delegate("shopper", "Check out.", ("shopping.checkout", {"address": address}),
+                       context={"address": address})
+        yield finish()
+
+
+class LatestSubjectToNote(_WithContact):
+    name = "sa_latest_subject_to_note"
+    goal_template = ("Make a note titled 'To answer' whose text is the subject of the latest email "
+                     "from {first} from {company}.")
+    pools = MappingProxyType({"subject": SUBJECTS})
+
+    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        subject, older, namesakes = SUBJECTS.sample(rng, split, 3)
+        return {**self.people(rng, split), "subject": subject, "older": older,
+                "namesakes": namesakes}
+
+    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        contacts = self.contacts(p, rng)
+        by_name = {c["name"]: c["email"] for c in contacts}
+        mails = [{"id": rid(rng, "em"), "folder": "inbox", "sender": by_name[who],
+                  "to": ["me@example.com"], "subject": subject, "body": "Hello.",
+                  "received_at": when, "read": False, "starred": False}
+                 for who, subject, when in ((p["person"], p["older"], "2025-12-20T10:00"),
+                                            (p["person"], p["subject"], "2025-12-27T10:00"),
+                                            (p["namesake"], p["namesakes"], "2025-12-29T10:00"))]
+        rng.shuffle(mails)
+        return {"contacts": {"contacts": contacts}, "email": {"emails": mails}}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        return [DoneBy(("communicator",), "email.search"),
+                Delegated("librarian", (p["subject"],), others_ok=("communicator", "scheduler")),
+                DoneBy(("librarian",), "notes.create", {"title": "To answer",
+                                                         "body": p["subject"]}),
+                Add("notes", "notes", {"title": "To answer", "body": p["subject"]})]
+
+    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("communicator", "Their emails.", ("email.search", {"query": found["email"]}))
+        mails = [r for r in results(observe)[0] if r["sender"] == found["email"]]
+        latest = max(mails, key=lambda r: r["received_at"])
+        yield delegate("librarian", "Write the note.",
+                       ("notes.create", {"title": "To answer", "body": latest["subject"]}),
+                       context={"subject": latest["subject"]})
+        yield finish()
+
+
+class ParallelErrands(_Team):
+    name = "sa_parallel_errands"
+    goal_template = ("Two errands: put {quantity} of '{product}' in my cart, and save {place} to "
+                     "my '{list}' list.")
+    pools = MappingProxyType({"product": PRODUCTS, "place": PLACES, "list": LISTS})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"product": PRODUCTS.pick(rng, split), "place": PLACES.pick(rng, split),
-                "price": round(rng.randint(500, 9900) / 100, 2),
-                "rating": round(rng.randint(31, 49) / 10, 1)}
+                "list": LISTS.pick(rng, split), "quantity": rng.randint(2, 5)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"shopping": {"products": [product_row(p["product"], price=p["price"])]},
-                "maps": {"places": [place_row(p["place"], rating=p["rating"])]}}
+        return {"shopping": {"products": [{"id": rid(rng, "pr"), "name": p["product"],
+                                           "category": "home", "price": 6.0, "stock": 30}]},
+                "maps": {"places": [{"id": rid(rng, "pl"), "name": p["place"],
+                                     "category": "venue", "address": "5 Quay", "rating": 4.3}]}}
 
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = (ck.answer_has_number(state, p["price"], 2)
-                  and ck.answer_has_number(state, p["rating"], 1))
-        return collaboration(state, [
-            ("shopper", "shopping.search", {"query": p["product"]}),
-            ("navigator", "maps.search_places", {"query": p["place"]})], merged)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        pid = before.rows("shopping", "products")
+        product = next(r["id"] for r in pid if r["name"] == p["product"])
+        place = next(r["id"] for r in before.rows("maps", "places") if r["name"] == p["place"])
+        return [Delegated("shopper", others_ok=("navigator",)),
+                DoneBy(("shopper",), "shopping.add_to_cart", {"product_id": product,
+                                                              "quantity": p["quantity"]}),
+                DoneBy(("navigator",), "maps.save_place", {"place_id": place,
+                                                           "list": p["list"]}),
+                Add("shopping", "cart", {"product_id": product, "quantity": p["quantity"]}),
+                Add("maps", "saved", {"place_id": place, "list": p["list"]})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("shopper", "Price?", ("shopping.search", {"query": p["product"]}))
-        found = delegated_values(observe)
-        price = _first(found[0] if found else [], "name", p["product"]).get("price", p["price"])
-        yield delegate("navigator", "Rating?", ("maps.search_places", {"query": p["place"]}))
-        found = delegated_values(observe)
-        rating = _first(found[0] if found else [], "name", p["place"]).get("rating", p["rating"])
-        yield finish(f"The {p['product']} costs {price:.2f}; {p['place']} is rated {rating:.1f}.")
+        yield delegate("shopper", "Find it.", ("shopping.search", {"query": p["product"]}))
+        product = row_where(results(observe)[0], name=p["product"])["id"]
+        yield delegate("shopper", "Add it.", ("shopping.add_to_cart", {
+            "product_id": product, "quantity": p["quantity"]}))
+        yield delegate("navigator", "Find it.", ("maps.search_places", {"query": p["place"]}))
+        place = row_where(results(observe)[0], name=p["place"])["id"]
+        yield delegate("navigator", "Save it.", ("maps.save_place", {"place_id": place,
+                                                                      "list": p["list"]}))
+        yield finish()
 
 
-class OrganiseAndTell(Template):
-    name = "team_organise_and_tell"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Have the librarian move the photo {file} into the '{album}' album and the "
-                     "communicator text {person} \"{phrase}\".")
-    parameters = params_schema(file=S, album=S, person=S, phrase=S, phone=S)
-    pools = MappingProxyType({"album": ALBUMS, "person": PEOPLE, "phrase": PHRASES})
+class AlarmBeforeEvent(_Team):
+    name = "sa_alarm_before_event"
+    goal_template = "Set an alarm one hour before my '{title}' starts."
+    test_only = True
+    pools = MappingProxyType({"title": TITLES})
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"file": photo_name(rng), "album": ALBUMS.pick(rng, split),
-                "person": PEOPLE.pick(rng, split), "phrase": PHRASES.pick(rng, split),
-                "phone": phone_number(rng)}
+        title, other = TITLES.sample(rng, split, 2)
+        return {"title": title, "other": other, "hour": rng.randint(8, 18),
+                "minute": rng.choice((0, 15, 30, 45)), "date": f"2026-01-{rng.randint(16, 27):02d}"}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"files": {"files": [photo_row(p["file"])]},
-                "contacts": {"contacts": [contact_row(p["person"], p["phone"])]}}
+        rows = [{"id": rid(rng, "ev"), "title": title, "start": f"{p['date']}T{h:02d}:{p['minute']:02d}",
+                 "end": f"{p['date']}T{h + 1:02d}:{p['minute']:02d}", "location": "",
+                 "attendees": [], "notes": ""}
+                for title, h in ((p["title"], p["hour"]), (p["other"], p["hour"] - 2))]
+        return {"calendar": {"events": rows}}
 
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = bool(ck.find_rows(state, "files", "files", id="f_task1", album=p["album"])) and \
-            bool(ck.find_rows(state, "messages", "messages", phone=p["phone"], direction="out",
-                              body=("~", p["phrase"])))
-        return collaboration(state, [
-            ("librarian", "files.move", {"id": "f_task1", "album": p["album"]}),
-            ("communicator", "messages.send", {"contact": p["person"]})], merged)
+    def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
+        time = f"{p['hour'] - 1:02d}:{p['minute']:02d}"
+        return [DoneBy(("scheduler",), "calendar.search"), Delegated("scheduler"),
+                DoneBy(("scheduler",), "clock.set_alarm", {"time": time}),
+                Add("clock", "alarms", {"time": time})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("librarian", "File the photo.", ("files.search", {"query": p["file"]}),
-                       ("files.move", {"id": "f_task1", "album": p["album"]}))
-        yield delegate("communicator", "Send the text.",
-                       ("messages.send", {"contact": p["person"], "body": p["phrase"]}))
+        yield delegate("scheduler", "Find the event.", ("calendar.search", {"query": p["title"]}))
+        event = row_where(results(observe)[0], title=p["title"])
+        hour, minute = event["start"][11:].split(":")
+        yield delegate("scheduler", "Set the alarm.", ("clock.set_alarm", {
+            "time": f"{int(hour) - 1:02d}:{minute}", "label": p["title"]}))
         yield finish()
 
 
-class EmailCodeToNote(Template):
-    name = "team_email_code_to_note"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Have the communicator find the email '{subject}' and the librarian save "
-                     "the confirmation code from it in a note titled '{subject} code'.")
-    parameters = params_schema(subject=S, code=S)
-    pools = MappingProxyType({"subject": EMAIL_SUBJECTS, "code": CODES})
-    test_only = True
+TEMPLATES = (PlaceToFriend, CheaperToNote, EmailToEvent, MeetingViaScheduler, NoteToSetting,
+             EtaToText, PhotoToContact, CheckoutHome, LatestSubjectToNote, ParallelErrands,
+             AlarmBeforeEvent)
 
-    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        row = {"id": "em_task1", "folder": "inbox", "sender": "noreply@service.test",
-               "to": ["me@example.com"], "subject": p["subject"],
-               "body": f"Your confirmation code is {p['code']}.",
-               "received_at": "2025-12-30T12:00", "read": False, "starred": False}
-        return {"email": {"emails": [row]}}
-
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        merged = bool(ck.find_rows(state, "notes", "notes", title=f"{p['subject']} code",
-                                   body=("~", p["code"])))
-        return collaboration(state, [
-            ("communicator", "email.search", {"query": p["subject"]}),
-            ("librarian", "notes.create", {"title": f"{p['subject']} code"})], merged)
-
-    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("communicator", "Find the email.", ("email.search", {"query": p["subject"]}))
-        found = delegated_values(observe)
-        body = _first(found[0] if found else [], "subject", p["subject"]).get("body", "")
-        code = body.rsplit(" ", 1)[-1].rstrip(".") or p["code"]
-        yield delegate("librarian", "Save the code.",
-                       ("notes.create", {"title": f"{p['subject']} code", "body": code}))
-        yield finish()
-
-
-class LookupAndEmail(Template):
-    name = "team_lookup_and_email"
-    family = "subagent"
-    checker = "collaboration"
-    goal_template = ("Have the scheduler look up {person}'s email address in my contacts and the "
-                     "communicator email them with the subject '{subject}'.")
-    parameters = params_schema(person=S, subject=S, phone=S)
-    pools = MappingProxyType({"person": PEOPLE, "subject": EMAIL_SUBJECTS})
-    test_only = True
-
-    def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        return {"person": PEOPLE.pick(rng, split), "subject": EMAIL_SUBJECTS.pick(rng, split),
-                "phone": phone_number(rng)}
-
-    def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        return {"contacts": {"contacts": [contact_row(p["person"], p["phone"])]}}
-
-    def is_successful(self, state: Any, p: dict[str, Any]) -> float:
-        address = email_of(p["person"])
-        merged = bool(ck.find_rows(state, "email", "emails", folder="sent", to=[address],
-                                   subject=p["subject"]))
-        return collaboration(state, [
-            ("scheduler", "contacts.search", {"query": p["person"]}),
-            ("communicator", "email.send", {"to": [address], "subject": p["subject"]})], merged)
-
-    def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield delegate("scheduler", "Look up the address.",
-                       ("contacts.search", {"query": p["person"]}))
-        found = delegated_values(observe)
-        address = _first(found[0] if found else [], "name", p["person"]).get(
-            "email", email_of(p["person"]))
-        yield delegate("communicator", "Send the email.",
-                       ("email.send", {"to": [address], "subject": p["subject"],
-                                       "body": "Hello!"}))
-        yield finish()
-
-
-TEMPLATES = (TextPlaceAddress, MeetingAndEmail, OrderAndNotify, VisitWithAddress, QuietEvening,
-             PriceAndRating, OrganiseAndTell, EmailCodeToNote, LookupAndEmail)
+# (oracle actions, dependent lookups) per template, measured by
+# devices.suite.templates._profile.measure; the family tests re-measure them.
+declare(TEMPLATES, {
+    "sa_place_to_friend": (3, 2),
+    "sa_cheaper_to_note": (2, 1),
+    "sa_email_to_event": (2, 1),
+    "sa_meeting_via_scheduler": (2, 1),
+    "sa_note_to_setting": (2, 1),
+    "sa_eta_to_text": (3, 2),
+    "sa_photo_to_contact": (3, 2),
+    "sa_checkout_home": (2, 1),
+    "sa_latest_subject_to_note": (3, 2),
+    "sa_parallel_errands": (4, 2),
+    "sa_alarm_before_event": (2, 1),
+})

@@ -1,5 +1,5 @@
-"""The device contract on AdbPhone, driven through the real adbutils client and the fake adb
-server (backed by a SimPhone)."""
+"""The device contract on AdbPhone inside the harness, driven through the real adbutils client
+and the fake adb server (backed by a SimPhone)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from devices.adb.phone import AdbPhone
+from devices.harness.harness import Harness
 from devices.protocol import Device
 from devices.sim.phone import SimPhone
 from tests.devices.adb.conftest import SERIAL, make_settings
@@ -25,6 +26,6 @@ class TestAdbPhoneContract(DeviceContract):
 
     def make_device(self) -> Iterator[Device]:
         with FakeAdbServer({SERIAL: FakeDevice(SimPhone("sim-behind-adb"))}) as server:
-            phone = AdbPhone(SERIAL, settings=make_settings(server, self.blob_dir))
+            phone = Harness(AdbPhone(SERIAL, settings=make_settings(server, self.blob_dir)))
             yield phone
             phone.close()

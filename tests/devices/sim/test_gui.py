@@ -158,8 +158,8 @@ def test_back_home_and_unknown_app(phone: SimPhone) -> None:
     assert phone.act(NavigateBack()).foreground_app == "home"
     phone.act(OpenApp(app_name="Maps"))
     assert phone.act(NavigateHome()).foreground_app == "home"
-    bad = phone.act(OpenApp(app_name="Weather"))
-    assert bad.result.error.code == "bad_arguments" and "Weather" in bad.message
+    bad = phone.act(OpenApp(app_name="Horoscope"))
+    assert bad.result.error.code == "bad_arguments" and "Horoscope" in bad.message
 
 
 def test_opening_an_email_marks_it_read(phone: SimPhone) -> None:

@@ -48,7 +48,7 @@ def test_initial_state_overlays_default_world() -> None:
 
 
 @pytest.mark.parametrize("initial, word", [
-    ({"weather": {}}, "unknown app 'weather'"),
+    ({"horoscope": {}}, "unknown app 'horoscope'"),
     ({"contacts": {"people": []}}, "unknown table 'contacts.people'"),
     ({"settings": {"turbo": True}}, "unknown setting 'turbo'"),
     ({"notes": {"notes": ["not a row"]}}, "list of objects"),

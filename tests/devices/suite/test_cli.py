@@ -59,3 +59,25 @@ def test_suite_eval_draws_the_scores_as_a_png(tmp_path) -> None:
     assert result.exit_code == 0, result.output
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert chart.stat().st_size > 10_000  # two panels with bars and labels, not an empty canvas
+
+
+def test_suite_stats_json_prints_what_the_issue_lists() -> None:
+    result = runner.invoke(app, ["suite", "stats", "--json", "--n", "1"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    for key in ("templates", "apps", "tools", "tools_used_by_oracle", "per_family", "per_tier",
+                "share_needing_mid_episode_values", "share_with_dependent_chains_2plus",
+                "distinct_test_instances_min"):
+        assert key in data, key
+    assert set(data["per_family"]) == {"tool", "memory", "skills", "subagent"}
+    assert set(data["per_tier"]) == {"easy", "medium", "hard"}
+    assert all({"templates", "mean_oracle_actions"} <= set(v) for v in data["per_tier"].values())
+
+
+def test_suite_eval_reports_tiers_separately() -> None:
+    result = runner.invoke(app, ["suite", "eval", "--policy", "oracle", "--split", "test", "--n", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["tiers"] == {"easy": 1.0, "hard": 1.0, "medium": 1.0}
+    assert set(data["template_tiers"]) == set(data["template_scores"])
+    assert all(v == 1.0 for v in data["template_progress"].values())

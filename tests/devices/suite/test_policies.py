@@ -6,6 +6,7 @@ from statistics import fmean
 
 import pytest
 
+from devices.harness.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.episode import run_episode, score_state
 from devices.suite.evaluate import evaluate
@@ -16,12 +17,12 @@ SPLITS = ("train", "dev", "test")
 
 
 @pytest.fixture(scope="module")
-def phone() -> SimPhone:
-    return SimPhone()
+def phone() -> Harness:
+    return Harness(SimPhone())
 
 
 @pytest.mark.parametrize("split", SPLITS)
-def test_oracle_scores_one_on_every_instance(phone: SimPhone, split: str) -> None:
+def test_oracle_scores_one_on_every_instance(phone: Harness, split: str) -> None:
     failures = {}
     for task in generate_split(split, 3, suite_seed=5):
         result = run_episode(phone, task, OraclePolicy())
@@ -32,37 +33,37 @@ def test_oracle_scores_one_on_every_instance(phone: SimPhone, split: str) -> Non
 
 
 @pytest.mark.parametrize("split", SPLITS)
-def test_initial_state_never_satisfies_a_checker(phone: SimPhone, split: str) -> None:
+def test_initial_state_never_satisfies_a_checker(phone: Harness, split: str) -> None:
     for task in generate_split(split, 4, suite_seed=9):
         phone.reset(task)
-        assert score_state(task, phone.state) == 0.0, task.task_id
+        assert score_state(task, phone) == 0.0, task.task_id
 
 
 @pytest.mark.parametrize("policy", [NoopPolicy, ClaimPolicy], ids=["noop", "claim"])
-def test_do_nothing_and_claiming_agents_score_zero(phone: SimPhone, policy: type) -> None:
+def test_do_nothing_and_claiming_agents_score_zero(phone: Harness, policy: type) -> None:
     for split in SPLITS:
         for task in generate_split(split, 2, suite_seed=1):
             result = run_episode(phone, task, policy())
             assert result.score == 0.0, (policy.__name__, task.task_id)
 
 
-def test_claim_really_reaches_the_answer(phone: SimPhone) -> None:
+def test_claim_really_reaches_the_answer(phone: Harness) -> None:
     # Guards the test above: the claim must land in state.answer, or it proves nothing.
     task = generate_split("dev", 1, 0)[0]
     run_episode(phone, task, ClaimPolicy())
-    assert "completed this task" in (phone.state.answer or "")
+    assert "completed this task" in (phone.view().answer or "")
 
 
-def test_random_agent_scores_near_zero_on_dev(phone: SimPhone) -> None:
+def test_random_agent_scores_near_zero_on_dev(phone: Harness) -> None:
     scores = [run_episode(phone, t, RandomPolicy(seed=3)).score
               for t in generate_split("dev", 2, suite_seed=2)]
     assert fmean(scores) < 0.05
 
 
-def test_random_agent_acts_for_the_whole_episode(phone: SimPhone) -> None:
+def test_random_agent_acts_for_the_whole_episode(phone: Harness) -> None:
     task = generate_split("dev", 1, 0)[0]
     result = run_episode(phone, task, RandomPolicy(seed=1))
-    kinds = {e.kind for e in phone.state.log}
+    kinds = {e.kind for e in phone.view().log}
     assert result.steps == task.max_steps
     assert {"tool_call", "gui"} <= kinds
 

@@ -1,4 +1,5 @@
-"""open_device: a sim runner gets a SimPhone; an adb runner drives AdbPhone through the adb server."""
+"""open_device: a sim runner gets a harnessed SimPhone; an adb runner drives a harnessed AdbPhone
+through the adb server."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from devices.harness.harness import Harness
 from devices.sim import SimPhone
 from schemas.episodes import DeviceFailed, ObservationRecorded
 from services.device_runner.decide import RunnerMemory, decide
@@ -28,9 +30,10 @@ def adb_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Fake
         yield server
 
 
-def test_a_sim_runner_gets_a_simphone_with_its_id() -> None:
+def test_a_sim_runner_gets_a_harnessed_simphone_with_its_id() -> None:
     device = open_device(DeviceRunnerSettings(device_id="sim-7"))
-    assert isinstance(device, SimPhone) and device.device_id == "sim-7"
+    assert isinstance(device, Harness) and isinstance(device.device, SimPhone)
+    assert device.device_id == "sim-7"
 
 
 def test_an_adb_runner_executes_actions_until_the_phone_is_unplugged(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -12,7 +14,7 @@ from services.cli.phone_cmd import CommandError, parse_command
 
 runner = CliRunner()
 
-TEMPLATE = "contact_phone_lookup"
+TEMPLATE = "mem_email_relation"  # the needed person is only in memory
 
 
 def _flat(text: str) -> str:
@@ -50,24 +52,30 @@ def test_player_commands_are_not_actions() -> None:
     assert command.action is None and (command.player, command.argument) == ("tools", "contacts")
 
 
-def _task_params() -> dict[str, object]:
-    return get_template(TEMPLATE).generate("dev", 0, 0).params
+def _task() -> object:
+    return get_template(TEMPLATE).generate("dev", 0, 0)
 
 
 def test_a_scripted_session_shows_the_screen_and_scores_the_answer() -> None:
-    params = _task_params()
+    task = _task()
+    params = task.params
+    email = next(c["email"] for c in task.initial_state["contacts"]["contacts"]
+                 if c["name"] == params["person"])
+    send = {"to": [email], "subject": params["subject"], "body": params["phrase"]}
     session = "\n".join([
         "help", "open contacts", "fly away",
+        f'{{"action_type": "memory_read", "query": "{params["relation"]}"}}',
         f'tool contacts.search {{"query": "{params["person"]}"}}',
-        "tools contacts", f"finish {params['phone']}",
+        "tools contacts", f"tool email.send {json.dumps(send)}", "finish",
     ]) + "\n"
     result = runner.invoke(app, ["phone", "--template", TEMPLATE, "--split", "dev"], input=session)
     out = _flat(result.output)
     assert result.exit_code == 0, result.output
-    assert f"goal: What is {params['person']}'s phone number?" in out
+    assert f"goal: Email my {params['relation']} with the subject" in out
     assert "app contacts" in out and "Alice Chen" in out  # the numbered screen of the app
     assert "unknown command 'fly'" in out
-    assert "contacts.search ok" in out and str(params["phone"]) in out
+    assert "memory_read ok" in out and params["person"] in out
+    assert "contacts.search ok" in out and email in out
     assert "contacts.add" in out  # the tool list
     assert "the episode is done" in out
     assert out.rstrip().endswith("score: 1.00")

@@ -9,7 +9,7 @@ from services.device_runner.settings import DeviceRunnerSettings, load_device_ru
 from services.device_runner.tasks import TaskNotResolved, resolve_task, task_params_for
 from tests.services.device_runner.helpers import TASK
 
-TEMPLATE = "contact_phone_lookup"
+TEMPLATE = "mem_text_relation"
 
 
 def test_a_suite_task_is_regenerated_from_its_id() -> None:

@@ -1,9 +1,9 @@
-"""Planner actions every phone shares: memory, skills, delegation, ask_user, answer, finish, status.
+"""Planner actions, run by the harness beside any device: memory, skills, delegation, ask_user,
+answer, finish and status.
 
-SimPhone runs them against its SimState and AdbPhone against its harness-side state (the
-skill and sub-agent libraries live in this package);
-both expose the small `PlannerState` surface below and a `call_tool` that runs and
-logs one tool call, so results and log entries have one shape and one checker reads both.
+Each handler reads and writes the harness state (memory, log, answer) and reaches the device
+only through `call_tool`, which runs one tool call on the device and logs it, so results and
+log entries have one shape on a simulated and a real phone and one checker reads both.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from devices.sim.skills import SKILLS, prepare_arguments, render_arguments
+from devices.harness.memory import rank
+from devices.harness.skills import prepare_arguments, render_arguments
+from devices.harness.spec import HarnessSpec
+from devices.harness.subagents import PLAN_SCHEMA
 from devices.sim.state import LogEntry
-from devices.sim.subagents import PLAN_SCHEMA, SUBAGENTS
-from devices.sim.tools import BadArguments, compile_validator
+from devices.sim.tools import BadArguments, compile_validator, tool_error, tool_ok
 from schemas.observations import ToolError, ToolResult
 
 __all__ = ["DONT_KNOW", "PLANNER_ACTIONS", "CallTool", "PlannerState", "run_planner_action",
@@ -30,7 +32,7 @@ _CHECK_PLAN = compile_validator(PLAN_SCHEMA)
 
 
 class PlannerState(Protocol):
-    """What planner actions read and write on a device (or beside it, for a real phone)."""
+    """What planner actions read and write beside the device."""
 
     step: int
     answer: str | None
@@ -41,6 +43,8 @@ class PlannerState(Protocol):
     def memory_get(self, key: str) -> Any: ...
 
     def memory_set(self, key: str, value: Any) -> None: ...
+
+    def memory_forget(self, key: str) -> Any: ...
 
     def memory_items(self) -> Iterable[tuple[str, Any]]: ...
 
@@ -56,18 +60,6 @@ class CallTool(Protocol):
                  parent: str | None = None) -> ToolResult: ...
 
 
-# Results are built without re-validation: every field comes from this module or a tool
-# result (the producer re-validates constructed values before they go on the wire).
-def tool_ok(name: str, value: Any) -> ToolResult:
-    return ToolResult.model_construct(name=name, ok=True, value=value, error=None)
-
-
-def tool_error(name: str, code: str, message: str, retryable: bool = False) -> ToolResult:
-    return ToolResult.model_construct(
-        name=name, ok=False, value=None,
-        error=ToolError.model_construct(code=code, message=message, retryable=retryable))
-
-
 def _result_dict(result: ToolResult) -> dict[str, Any]:
     out: dict[str, Any] = {"name": result.name, "ok": result.ok, "value": result.value}
     if result.error is not None:
@@ -80,67 +72,68 @@ def _log(state: PlannerState, kind: str, name: str, arguments: dict[str, Any], o
     return state.append_log(LogEntry(state.step, kind, name, arguments, ok, agent, parent))  # type: ignore[arg-type]
 
 
-def run_planner_action(state: PlannerState, action: Any, call_tool: CallTool
-                       ) -> tuple[ToolResult, str | None]:
+def run_planner_action(state: PlannerState, action: Any, call_tool: CallTool,
+                       spec: HarnessSpec | None = None) -> tuple[ToolResult, str | None]:
     """Carries out one planner action; returns its result and a message for the agent, if any."""
     handler = _HANDLERS.get(action.action_type)
     if handler is None:
         return tool_error(action.action_type, "unsupported",
                           f"{action.action_type} is not a planner action."), None
-    return handler(state, action, call_tool)
+    return handler(state, action, call_tool, spec or HarnessSpec.default())
 
 
-def _tool_call(state: PlannerState, action: Any, call_tool: CallTool
-               ) -> tuple[ToolResult, str | None]:
-    return call_tool(action.name, dict(action.arguments)), None
-
-
-def _memory_read(state: PlannerState, action: Any, call_tool: CallTool
+def _memory_read(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
                  ) -> tuple[ToolResult, str | None]:
     if action.key is not None:
         args: dict[str, Any] = {"key": action.key}
         value = state.memory_get(action.key)
         if value is None:
-            result = tool_error("memory_read", "not_found", f"Memory has no key '{action.key}'.")
+            result = tool_error("memory_read", "not_found",
+                                f"Memory has no key '{action.key}'; search it with a query.")
         else:
             result = tool_ok("memory_read", {"key": action.key, "value": value})
     else:
         args = {"query": action.query}
-        query = action.query.lower()
-        hits = {k: v for k, v in state.memory_items()
-                if query in k.lower()
-                or query in (v if isinstance(v, str) else json.dumps(v)).lower()}
-        result = tool_ok("memory_read", hits)
+        hits = rank(action.query, state.memory_items(), spec.memory.top_k)
+        result = tool_ok("memory_read", dict(hits))
     _log(state, "memory_read", "memory_read", args, result.ok)
     return result, None
 
 
-def _memory_write(state: PlannerState, action: Any, call_tool: CallTool
+def _memory_write(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
                   ) -> tuple[ToolResult, str | None]:
-    previous = state.memory_get(action.key)
-    state.memory_set(action.key, action.value)
+    """Writes an entry; a null value forgets the key."""
+    if action.value is None:
+        previous = state.memory_forget(action.key)
+    else:
+        previous = state.memory_get(action.key)
+        state.memory_set(action.key, action.value)
     _log(state, "memory_write", "memory_write", {"key": action.key, "value": action.value}, True)
     return tool_ok("memory_write", {"key": action.key, "previous": previous}), None
 
 
-def _use_skill(state: PlannerState, action: Any, call_tool: CallTool
+def _use_skill(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
                ) -> tuple[ToolResult, str | None]:
     slot = _log(state, "skill", action.skill, dict(action.arguments), False)
-    skill = SKILLS.get(action.skill)
+    skill = spec.skill(action.skill)
     if skill is None:
-        return tool_error("use_skill", "not_found", f"There is no skill '{action.skill}'; use one "
-                                                    f"of {', '.join(SKILLS)}."), None
+        names = ", ".join(s.name for s in spec.skills)
+        return tool_error("use_skill", "not_found",
+                          f"There is no skill '{action.skill}'; use one of {names}."), None
     try:
         args = prepare_arguments(skill, dict(action.arguments))
     except BadArguments as exc:
         return tool_error("use_skill", "bad_arguments", exc.message), None
-    steps = []
+    steps: list[dict[str, Any]] = []
+    values: list[Any] = []
     failed: ToolResult | None = None
     for step in skill.steps:
         if step.when is not None and not args.get(step.when):
+            values.append(None)
             continue
-        result = call_tool(step.tool, render_arguments(step, args), parent=skill.name)
+        result = call_tool(step.tool, render_arguments(step, args, values), parent=skill.name)
         steps.append(_result_dict(result))
+        values.append(result.value)
         if not result.ok:
             failed = result
             break
@@ -153,14 +146,15 @@ def _use_skill(state: PlannerState, action: Any, call_tool: CallTool
     return tool_ok("use_skill", value), None
 
 
-def _delegate(state: PlannerState, action: Any, call_tool: CallTool
+def _delegate(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
               ) -> tuple[ToolResult, str | None]:
     logged = {"instruction": action.instruction, "arguments": dict(action.arguments)}
     slot = _log(state, "delegate", action.agent, logged, False)
-    agent = SUBAGENTS.get(action.agent)
+    agent = spec.subagent(action.agent)
     if agent is None:
-        return tool_error("delegate", "not_found", f"There is no sub-agent '{action.agent}'; use "
-                                                   f"one of {', '.join(SUBAGENTS)}."), None
+        names = ", ".join(a.name for a in spec.subagents)
+        return tool_error("delegate", "not_found",
+                          f"There is no sub-agent '{action.agent}'; use one of {names}."), None
     try:
         plan = _CHECK_PLAN(dict(action.arguments))
     except BadArguments as exc:
@@ -186,7 +180,7 @@ def _delegate(state: PlannerState, action: Any, call_tool: CallTool
                                       error=first_error), None
 
 
-def _ask_user(state: PlannerState, action: Any, call_tool: CallTool
+def _ask_user(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
               ) -> tuple[ToolResult, str | None]:
     question = action.question.lower()
     reply = next((r for k, r in state.user_answers.items() if k.lower() in question), DONT_KNOW)
@@ -194,14 +188,14 @@ def _ask_user(state: PlannerState, action: Any, call_tool: CallTool
     return tool_ok("ask_user", reply), reply
 
 
-def _answer(state: PlannerState, action: Any, call_tool: CallTool
+def _answer(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
             ) -> tuple[ToolResult, str | None]:
     state.answer = action.text
     _log(state, "answer", "answer", {"text": action.text}, True)
     return tool_ok("answer", action.text), None
 
 
-def _finish(state: PlannerState, action: Any, call_tool: CallTool
+def _finish(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
             ) -> tuple[ToolResult, str | None]:
     if action.answer is not None:
         answer = action.answer
@@ -211,7 +205,7 @@ def _finish(state: PlannerState, action: Any, call_tool: CallTool
     return tool_ok("finish", state.answer), None
 
 
-def _status(state: PlannerState, action: Any, call_tool: CallTool
+def _status(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
             ) -> tuple[ToolResult, str | None]:
     state.goal_status = action.goal_status
     state.done = True
@@ -219,11 +213,11 @@ def _status(state: PlannerState, action: Any, call_tool: CallTool
     return tool_ok("status", action.goal_status), None
 
 
-_Handler = Callable[[PlannerState, Any, CallTool], tuple[ToolResult, str | None]]
+_Handler = Callable[[PlannerState, Any, CallTool, HarnessSpec], tuple[ToolResult, str | None]]
 _HANDLERS: dict[str, _Handler] = {
-    "tool_call": _tool_call, "memory_read": _memory_read, "memory_write": _memory_write,
-    "use_skill": _use_skill, "delegate": _delegate, "ask_user": _ask_user, "answer": _answer,
-    "finish": _finish, "status": _status,
+    "memory_read": _memory_read, "memory_write": _memory_write, "use_skill": _use_skill,
+    "delegate": _delegate, "ask_user": _ask_user, "answer": _answer, "finish": _finish,
+    "status": _status,
 }
-#: The action types `run_planner_action` handles.
+#: The action types the harness runs itself (tool calls and GUI actions go to the device).
 PLANNER_ACTIONS = frozenset(_HANDLERS)

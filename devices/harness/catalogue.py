@@ -1,0 +1,96 @@
+"""The catalogue a policy sees: tools (descriptions + JSON-Schema arguments), skills, sub-agents
+and playbook notes, filtered to the task's apps and described as the harness spec says."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import Field, JsonValue
+
+from devices.harness.spec import HarnessSpec
+from schemas.envelope import Frozen
+
+__all__ = ["Catalogue", "SkillEntry", "SubagentEntry", "ToolEntry", "build_catalogue"]
+
+logger = logging.getLogger(__name__)
+
+
+class ToolEntry(Frozen):
+    name: str = Field(min_length=1)
+    app: str
+    description: str
+    parameters: dict[str, JsonValue] = Field(description="JSON Schema of the arguments.")
+    writes: bool = Field(description="Whether the tool changes state (else it only reads).")
+
+
+class SkillEntry(Frozen):
+    name: str = Field(min_length=1)
+    description: str
+    parameters: dict[str, JsonValue]
+
+
+class SubagentEntry(Frozen):
+    name: str = Field(min_length=1)
+    description: str
+    tools: list[str]
+
+
+class Catalogue(Frozen):
+    """Everything a policy may call, as the harness describes it."""
+
+    tools: list[ToolEntry] = Field(default_factory=list)
+    skills: list[SkillEntry] = Field(default_factory=list)
+    subagents: list[SubagentEntry] = Field(default_factory=list)
+    playbook: list[str] = Field(default_factory=list)
+
+    def tool(self, name: str) -> ToolEntry | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+
+# Tool verbs that only read (everything else writes): a tool is a reader when its action part
+# is one of these, starts with one and "_", or ends with "_" and one.
+_READ_VERBS = ("search", "list", "get", "read", "view", "status", "now", "forecast", "current",
+               "eta", "find", "balance", "scale")
+
+
+def is_write_tool(name: str) -> bool:
+    """Whether a tool changes state, judged from its name (`app.verb_object`)."""
+    verb = name.split(".", 1)[-1]
+    return not any(verb == v or verb.startswith(f"{v}_") or verb.endswith(f"_{v}")
+                   for v in _READ_VERBS)
+
+
+def build_catalogue(spec: HarnessSpec, tools: Mapping[str, Any],
+                    apps: Iterable[str] = ()) -> Catalogue:
+    """The catalogue for one task: the device's `tools` (name → spec with app, description and
+    parameters) limited to `apps` (empty: every app) and minus the spec's hidden tools; skills
+    and sub-agents whose every tool is shown; the playbook."""
+    wanted = set(apps)
+    hidden = set(spec.tools.hidden)
+    entries = []
+    for name in sorted(tools):
+        tool = tools[name]
+        app = getattr(tool, "app", name.split(".", 1)[0])
+        if name in hidden or (wanted and app not in wanted):
+            continue
+        entries.append(ToolEntry(
+            name=name, app=app,
+            description=spec.tools.descriptions.get(name, getattr(tool, "description", "")),
+            parameters=dict(getattr(tool, "parameters", {}) or {}), writes=is_write_tool(name)))
+    shown = {t.name for t in entries}
+    skills = [SkillEntry(name=s.name, description=s.description, parameters=dict(s.parameters))
+              for s in spec.skills if all(step.tool in shown for step in s.steps)]
+    subagents = []
+    for agent in spec.subagents:
+        usable = [t for t in sorted(shown) if agent.may_call(t)]
+        if usable:
+            subagents.append(SubagentEntry(name=agent.name, description=agent.description,
+                                           tools=usable))
+    return Catalogue(tools=entries, skills=skills, subagents=subagents,
+                     playbook=list(spec.playbook))

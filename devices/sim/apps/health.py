@@ -1,0 +1,84 @@
+"""The health app: logged activities, body measurements and medication reminders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import DATE, TIME, out, outs, pick_changes, require
+from devices.sim.apps.records import record_screens
+from devices.sim.state import SimState
+from devices.sim.tools import boolean, integer, number, string, tool
+
+__all__ = ["ACTIVITIES", "LABEL", "MEASURES", "ROOT", "SCREENS"]
+
+ACTIVITIES = ("run", "walk", "cycle", "swim", "yoga", "strength")
+MEASURES = ("weight_kg", "resting_heart_rate", "sleep_hours", "steps", "blood_pressure_sys")
+# Rough kcal per minute by activity, for the calories the app shows.
+_KCAL = {"run": 11, "walk": 4, "cycle": 8, "swim": 9, "yoga": 3, "strength": 6}
+
+
+@tool("health.log_activity", "Log an activity session.", "The activity record.",
+      {"kind": string("Activity.", enum=list(ACTIVITIES)), "minutes": integer("Duration.", minimum=1, maximum=600),
+       "date": string("Day (YYYY-MM-DD).", pattern=DATE)})
+def log_activity(state: SimState, args: dict[str, Any]) -> Any:
+    row = {"id": state.new_id("health", "activities"), "kind": args["kind"], "minutes": args["minutes"],
+           "date": args["date"], "calories": _KCAL[args["kind"]] * args["minutes"]}
+    return out(state.put("health", "activities", row))
+
+
+@tool("health.list_activities", "List logged activities, optionally of one kind or day.",
+      "Activity records, newest first.",
+      optional={"kind": string("Activity.", enum=list(ACTIVITIES)), "date": string("Day.", pattern=DATE)})
+def list_activities(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("health", "activities").values()
+            if args.get("kind", r["kind"]) == r["kind"] and args.get("date", r["date"]) == r["date"]]
+    return outs(sorted(rows, key=lambda r: (r["date"], r["id"]), reverse=True))
+
+
+@tool("health.delete_activity", "Delete a logged activity.", "The deleted record.",
+      {"id": string("Activity id.", minLength=1)})
+def delete_activity(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "health", "activities", args["id"], "activity")
+    return out(state.delete("health", "activities", args["id"]))
+
+
+@tool("health.log_measurement", "Record a body measurement.", "The measurement record.",
+      {"kind": string("What was measured.", enum=list(MEASURES)), "value": number("The value."),
+       "date": string("Day (YYYY-MM-DD).", pattern=DATE)})
+def log_measurement(state: SimState, args: dict[str, Any]) -> Any:
+    row = {"id": state.new_id("health", "measurements"), "kind": args["kind"], "value": args["value"],
+           "date": args["date"]}
+    return out(state.put("health", "measurements", row))
+
+
+@tool("health.list_measurements", "List measurements of one kind, newest first.", "Measurement records.",
+      {"kind": string("What was measured.", enum=list(MEASURES))})
+def list_measurements(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("health", "measurements").values() if r["kind"] == args["kind"]]
+    return outs(sorted(rows, key=lambda r: (r["date"], r["id"]), reverse=True))
+
+
+@tool("health.list_medications", "List medication reminders.", "Medication records.")
+def list_medications(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(state.table("health", "medications").values())
+
+
+@tool("health.update_medication", "Change a medication reminder's dose, time or whether it is active.",
+      "The updated record.", {"id": string("Medication id.", minLength=1)},
+      {"dose": string("Dose, e.g. '5 mg'.", minLength=1), "time": string("Time (HH:MM).", pattern=TIME),
+       "active": boolean("Whether it reminds me.")})
+def update_medication(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "health", "medications", args["id"], "medication")
+    return out(state.update("health", "medications", args["id"],
+                            pick_changes(args, ("dose", "time", "active"))))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Health"
+ROOT = "list"
+_ACT = record_screens(
+    "health", "activities", "Activities", row_title=lambda r: f"{r['kind'].title()} {r['minutes']} min",
+    row_subtitle=lambda r: r["date"], order=lambda r: r["date"],
+    lines=lambda r: [("Date", r["date"], "date"), ("Calories", r["calories"], "calories")], what="activity")
+SCREENS = dict(_ACT)

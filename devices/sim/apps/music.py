@@ -1,0 +1,96 @@
+"""The music app: a track library and playlists; liking a track is only possible on screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.records import record_screens
+from devices.sim.state import SimState
+from devices.sim.tools import Conflict, NotFound, string, tool
+
+__all__ = ["LABEL", "ROOT", "SCREENS"]
+
+
+@tool("music.search", "Find tracks by title, artist or album.", "Track records.",
+      {"query": string("Text to look for.", minLength=1)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(r for r in state.table("music", "tracks").values()
+                if matches(args["query"], r["title"], r["artist"], r["album"]))
+
+
+@tool("music.get_track", "Get one track by id.", "The track record.",
+      {"id": string("Track id.", minLength=1)})
+def get_track(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "music", "tracks", args["id"], "track"))
+
+
+@tool("music.list_playlists", "List playlists with their track ids.", "Playlist records.")
+def list_playlists(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(state.table("music", "playlists").values())
+
+
+@tool("music.create_playlist", "Create an empty playlist.", "The playlist record.",
+      {"name": string("Playlist name.", minLength=1)})
+def create_playlist(state: SimState, args: dict[str, Any]) -> Any:
+    if any(r["name"].lower() == args["name"].lower() for r in state.table("music", "playlists").values()):
+        raise Conflict(f"A playlist named '{args['name']}' exists already.")
+    row = {"id": state.new_id("music", "playlists"), "name": args["name"], "track_ids": []}
+    return out(state.put("music", "playlists", row))
+
+
+@tool("music.add_to_playlist", "Add a track to a playlist.", "The playlist record.",
+      {"playlist_id": string("Playlist id.", minLength=1), "track_id": string("Track id.", minLength=1)})
+def add_to_playlist(state: SimState, args: dict[str, Any]) -> Any:
+    playlist = require(state, "music", "playlists", args["playlist_id"], "playlist")
+    require(state, "music", "tracks", args["track_id"], "track")
+    if args["track_id"] in playlist["track_ids"]:
+        raise Conflict("That track is already in the playlist.")
+    return out(state.update("music", "playlists", playlist["id"],
+                            {"track_ids": [*playlist["track_ids"], args["track_id"]]}))
+
+
+@tool("music.remove_from_playlist", "Take a track out of a playlist.", "The playlist record.",
+      {"playlist_id": string("Playlist id.", minLength=1), "track_id": string("Track id.", minLength=1)})
+def remove_from_playlist(state: SimState, args: dict[str, Any]) -> Any:
+    playlist = require(state, "music", "playlists", args["playlist_id"], "playlist")
+    if args["track_id"] not in playlist["track_ids"]:
+        raise NotFound("That track is not in the playlist.")
+    return out(state.update("music", "playlists", playlist["id"],
+                            {"track_ids": [t for t in playlist["track_ids"] if t != args["track_id"]]}))
+
+
+@tool("music.rename_playlist", "Rename a playlist.", "The playlist record.",
+      {"id": string("Playlist id.", minLength=1), "name": string("New name.", minLength=1)})
+def rename_playlist(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "music", "playlists", args["id"], "playlist")
+    return out(state.update("music", "playlists", args["id"], {"name": args["name"]}))
+
+
+@tool("music.delete_playlist", "Delete a playlist.", "The deleted playlist.",
+      {"id": string("Playlist id.", minLength=1)})
+def delete_playlist(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "music", "playlists", args["id"], "playlist")
+    return out(state.delete("music", "playlists", args["id"]))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Music"
+ROOT = "list"
+
+
+def _like(b: Any, state: SimState, row: dict[str, Any]) -> None:
+    def flip(g: Any, i: str = row["id"], liked: bool = row["liked"]) -> str:
+        g.state.update("music", "tracks", i, {"liked": not liked})
+        return "Added to Liked songs." if not liked else "Removed from Liked songs."
+
+    b.switch("Liked", "liked", row["liked"], flip)
+
+
+SCREENS = record_screens(
+    "music", "tracks", "Library", row_title=lambda r: r["title"],
+    row_subtitle=lambda r: f"{r['artist']} · {r['album']}", search=("title", "artist", "album"),
+    order=lambda r: (r["artist"], r["title"]),
+    lines=lambda r: [("Artist", r["artist"], "artist"), ("Album", r["album"], "album"),
+                     ("Length", f"{r['minutes']} min", "length")], extra=_like, what="track")

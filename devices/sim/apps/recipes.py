@@ -1,0 +1,72 @@
+"""The recipes app: recipes to search and favourite; star ratings are given on screen only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.records import record_screens
+from devices.sim.state import SimState
+from devices.sim.tools import BadArguments, boolean, integer, string, tool
+
+__all__ = ["LABEL", "ROOT", "SCREENS"]
+
+
+@tool("recipes.search", "Find recipes by title, cuisine or ingredient.", "Recipe records.",
+      {"query": string("Text to look for.", minLength=1)},
+      {"max_minutes": integer("Longest cooking time.", minimum=1)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(r for r in state.table("recipes", "recipes").values()
+                if matches(args["query"], r["title"], r["cuisine"], r["ingredients"])
+                and r["minutes"] <= args.get("max_minutes", 10_000))
+
+
+@tool("recipes.get", "Get one recipe by id.", "The recipe record.", {"id": string("Recipe id.", minLength=1)})
+def get(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "recipes", "recipes", args["id"], "recipe"))
+
+
+@tool("recipes.set_favorite", "Mark or unmark a recipe as a favourite.", "The recipe record.",
+      {"id": string("Recipe id.", minLength=1), "favorite": boolean("True to mark.")})
+def set_favorite(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "recipes", "recipes", args["id"], "recipe")
+    return out(state.update("recipes", "recipes", args["id"], {"favorite": args["favorite"]}))
+
+
+@tool("recipes.list_favorites", "List my favourite recipes.", "Recipe records.")
+def list_favorites(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(r for r in state.table("recipes", "recipes").values() if r["favorite"])
+
+
+@tool("recipes.scale", "The ingredient list of a recipe for another number of servings.",
+      "{'servings', 'ingredients'}.", {"id": string("Recipe id.", minLength=1),
+                                        "servings": integer("Servings.", minimum=1, maximum=40)})
+def scale(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "recipes", "recipes", args["id"], "recipe")
+    if not row["servings"]:
+        raise BadArguments("This recipe has no serving size to scale from.")
+    factor = args["servings"] / row["servings"]
+    return {"servings": args["servings"], "factor": round(factor, 3), "ingredients": list(row["ingredients"])}
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Recipes"
+ROOT = "list"
+
+
+def _stars(b: Any, state: SimState, row: dict[str, Any]) -> None:
+    for n in range(1, 6):
+        def rate(g: Any, i: str = row["id"], n: int = n) -> str:
+            g.state.update("recipes", "recipes", i, {"rating": n})
+            return f"Rated {n} stars."
+
+        b.button(f"Rate {n} star{'s' if n > 1 else ''}", f"rate_{n}", rate)
+
+
+SCREENS = record_screens(
+    "recipes", "recipes", "Recipes", row_title=lambda r: r["title"],
+    row_subtitle=lambda r: f"{r['cuisine']} · {r['minutes']} min", search=("title", "cuisine", "ingredients"),
+    order=lambda r: r["title"],
+    lines=lambda r: [("Cuisine", r["cuisine"], "cuisine"), ("Time", f"{r['minutes']} min", "minutes"),
+                     ("Rating", r["rating"] or "not rated", "rating")], extra=_stars, what="recipe")

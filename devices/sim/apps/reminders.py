@@ -1,0 +1,77 @@
+"""The reminders app: to-dos with a due time, a list and a done flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import DATETIME, matches, out, outs, pick_changes, require
+from devices.sim.apps.records import record_screens
+from devices.sim.state import SimState
+from devices.sim.tools import boolean, string, tool
+
+__all__ = ["LABEL", "ROOT", "SCREENS"]
+
+# Where a reminder goes when nobody names a list.
+DEFAULT_LIST = "Reminders"
+
+
+@tool("reminders.create", "Create a reminder.", "The reminder record.",
+      {"title": string("What to remember.", minLength=1)},
+      {"due": string("When (YYYY-MM-DDTHH:MM).", pattern=DATETIME), "list": string("List name.", minLength=1)})
+def create(state: SimState, args: dict[str, Any]) -> Any:
+    row = {"id": state.new_id("reminders", "reminders"), "title": args["title"], "due": args.get("due"),
+           "list": args.get("list", DEFAULT_LIST), "done": False}
+    return out(state.put("reminders", "reminders", row))
+
+
+@tool("reminders.list", "List reminders, optionally of one list or by done state.", "Reminder records.",
+      optional={"list": string("List name.", minLength=1), "done": boolean("Done or open.")})
+def list_reminders(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("reminders", "reminders").values()
+            if args.get("list", r["list"]).lower() == r["list"].lower() and args.get("done", r["done"]) == r["done"]]
+    return outs(sorted(rows, key=lambda r: (r["due"] or "9999", r["id"])))
+
+
+@tool("reminders.search", "Find reminders whose title contains the query.", "Reminder records.",
+      {"query": string("Text to look for.", minLength=1)})
+def search(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(r for r in state.table("reminders", "reminders").values() if matches(args["query"], r["title"]))
+
+
+@tool("reminders.get", "Get one reminder by id.", "The reminder record.",
+      {"id": string("Reminder id.", minLength=1)})
+def get(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "reminders", "reminders", args["id"], "reminder"))
+
+
+@tool("reminders.complete", "Mark a reminder done.", "The reminder record.",
+      {"id": string("Reminder id.", minLength=1)})
+def complete(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "reminders", "reminders", args["id"], "reminder")
+    return out(state.update("reminders", "reminders", args["id"], {"done": True}))
+
+
+@tool("reminders.update", "Change a reminder's title, due time or list.", "The reminder record.",
+      {"id": string("Reminder id.", minLength=1)},
+      {"title": string("New title.", minLength=1), "due": string("New due time.", pattern=DATETIME),
+       "list": string("New list.", minLength=1)})
+def update(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "reminders", "reminders", args["id"], "reminder")
+    return out(state.update("reminders", "reminders", args["id"], pick_changes(args, ("title", "due", "list"))))
+
+
+@tool("reminders.delete", "Delete a reminder.", "The deleted record.", {"id": string("Reminder id.", minLength=1)})
+def delete(state: SimState, args: dict[str, Any]) -> Any:
+    require(state, "reminders", "reminders", args["id"], "reminder")
+    return out(state.delete("reminders", "reminders", args["id"]))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Reminders"
+ROOT = "list"
+SCREENS = record_screens(
+    "reminders", "reminders", "Reminders", row_title=lambda r: r["title"],
+    row_subtitle=lambda r: f"{r['due'] or 'no date'} · {r['list']}{' · done' if r['done'] else ''}",
+    search=("title",), order=lambda r: (r["due"] or "9999"),
+    lines=lambda r: [("Due", r["due"] or "no date", "due"), ("List", r["list"], "list")], what="reminder")

@@ -1,0 +1,93 @@
+"""The travel app: flights and hotels to search, and my bookings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devices.sim.apps.common import DATE, matches, out, outs, require
+from devices.sim.apps.records import record_screens
+from devices.sim.state import SimState
+from devices.sim.tools import Conflict, integer, string, tool
+
+__all__ = ["LABEL", "ROOT", "SCREENS"]
+
+
+@tool("travel.search_flights", "Find flights from one city to another, optionally on one day.",
+      "Flight records, cheapest first.",
+      {"origin": string("From city.", minLength=1), "destination": string("To city.", minLength=1)},
+      {"date": string("Day (YYYY-MM-DD).", pattern=DATE)})
+def search_flights(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("travel", "flights").values()
+            if r["origin"].lower() == args["origin"].lower()
+            and r["destination"].lower() == args["destination"].lower()
+            and args.get("date", r["date"]) == r["date"]]
+    return outs(sorted(rows, key=lambda r: (r["price"], r["id"])))
+
+
+@tool("travel.get_flight", "Get one flight by id.", "The flight record.",
+      {"id": string("Flight id.", minLength=1)})
+def get_flight(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "travel", "flights", args["id"], "flight"))
+
+
+@tool("travel.search_hotels", "Find hotels in a city.", "Hotel records, cheapest first.",
+      {"city": string("City.", minLength=1)}, {"query": string("Text in the hotel name.", minLength=1)})
+def search_hotels(state: SimState, args: dict[str, Any]) -> Any:
+    rows = [r for r in state.table("travel", "hotels").values()
+            if r["city"].lower() == args["city"].lower()
+            and ("query" not in args or matches(args["query"], r["name"]))]
+    return outs(sorted(rows, key=lambda r: (r["price_per_night"], r["id"])))
+
+
+@tool("travel.get_hotel", "Get one hotel by id.", "The hotel record.",
+      {"id": string("Hotel id.", minLength=1)})
+def get_hotel(state: SimState, args: dict[str, Any]) -> Any:
+    return out(require(state, "travel", "hotels", args["id"], "hotel"))
+
+
+@tool("travel.book_flight", "Book seats on a flight.", "The booking record.",
+      {"flight_id": string("Flight id.", minLength=1)},
+      {"passengers": integer("How many seats (default 1).", minimum=1, maximum=9)})
+def book_flight(state: SimState, args: dict[str, Any]) -> Any:
+    flight = require(state, "travel", "flights", args["flight_id"], "flight")
+    n = args.get("passengers", 1)
+    row = {"id": state.new_id("travel", "bookings"), "kind": "flight", "ref_id": flight["id"],
+           "passengers": n, "nights": 0, "check_in": flight["date"], "total": round(flight["price"] * n, 2),
+           "status": "confirmed"}
+    return out(state.put("travel", "bookings", row))
+
+
+@tool("travel.book_hotel", "Book a hotel room.", "The booking record.",
+      {"hotel_id": string("Hotel id.", minLength=1), "check_in": string("Arrival day.", pattern=DATE),
+       "nights": integer("Nights.", minimum=1, maximum=30)})
+def book_hotel(state: SimState, args: dict[str, Any]) -> Any:
+    hotel = require(state, "travel", "hotels", args["hotel_id"], "hotel")
+    row = {"id": state.new_id("travel", "bookings"), "kind": "hotel", "ref_id": hotel["id"],
+           "passengers": 1, "nights": args["nights"], "check_in": args["check_in"],
+           "total": round(hotel["price_per_night"] * args["nights"], 2), "status": "confirmed"}
+    return out(state.put("travel", "bookings", row))
+
+
+@tool("travel.list_bookings", "List my bookings.", "Booking records.")
+def list_bookings(state: SimState, args: dict[str, Any]) -> Any:
+    return outs(state.table("travel", "bookings").values())
+
+
+@tool("travel.cancel_booking", "Cancel a booking.", "The updated booking.",
+      {"id": string("Booking id.", minLength=1)})
+def cancel_booking(state: SimState, args: dict[str, Any]) -> Any:
+    row = require(state, "travel", "bookings", args["id"], "booking")
+    if row["status"] == "cancelled":
+        raise Conflict("That booking is already cancelled.")
+    return out(state.update("travel", "bookings", row["id"], {"status": "cancelled"}))
+
+
+# ---- screens -------------------------------------------------------------------------------
+
+LABEL = "Travel"
+ROOT = "list"
+SCREENS = record_screens(
+    "travel", "bookings", "My trips", row_title=lambda r: f"{r['kind'].title()} {r['ref_id']}",
+    row_subtitle=lambda r: f"{r['check_in']} · {r['status']}",
+    lines=lambda r: [("Total", f"{r['total']:.2f}", "total"), ("Status", r["status"], "status")],
+    what="booking")

@@ -1,0 +1,103 @@
+"""Suite statistics: breadth (apps, tools, templates) and depth (oracle actions, lookups, tiers).
+
+Oracle actions are counted on real oracle episodes (a closing `finish` without an answer is
+not counted: it only says "done"); tools used are the tools any oracle episode called.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from statistics import fmean
+from typing import Any
+
+from devices.suite.registry import FAMILIES, all_templates
+from devices.suite.template import TIERS, Template
+from schemas.actions import Finish
+
+__all__ = ["oracle_run", "suite_stats"]
+
+logger = logging.getLogger(__name__)
+
+# Instances per template the distinct-count looks at (the issue asks for at least 20 in test).
+DISTINCT_SAMPLE = 20
+
+
+def oracle_run(device: Any, template: Template, split: str, i: int, seed: int,
+               ) -> tuple[int, float, set[str], dict[str, Any]]:
+    """(actions, score, tools called, final state) of the oracle on one instance, through the harness."""
+    from devices.harness.harness import Harness
+    from devices.suite.policies import OraclePolicy
+    from devices.suite.scoring import score_final_state
+
+    harness = device if isinstance(device, Harness) else Harness(device)
+    task = template.generate(split, i, seed)
+    observation = harness.reset(task)
+    policy = OraclePolicy()
+    policy.prepare(task)
+    policy.begin(task.goal, harness.catalogue())
+    actions: list[Any] = []
+    while len(actions) < task.max_steps and not observation.done:
+        action = policy.next_action(observation)
+        actions.append(action)
+        observation = harness.act(action)
+    if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
+        actions.pop()
+    final = harness.final_state()
+    tools = {e["name"] for e in final["log"] if e["kind"] == "tool_call" and e["ok"]}
+    return len(actions), score_final_state(task, final).score, tools, final
+
+
+def _distinct_test(template: Template, seed: int, n: int) -> int:
+    keys = set()
+    for i in range(n):
+        task = template.generate("test", i, seed)
+        keys.add(json.dumps([task.goal, task.params], sort_keys=True, default=str))
+    return len(keys)
+
+
+def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINCT_SAMPLE) -> dict[str, Any]:
+    """The figures `flywheel suite stats --json` prints."""
+    from devices.sim import SimPhone, apps
+    from devices.sim.tools import REGISTRY
+
+    templates = all_templates()
+    phone = SimPhone()
+    used: set[str] = set()
+    actions: dict[str, float] = {}
+    for template in templates:
+        runs = [oracle_run(phone, template, template.splits()[0], i, seed) for i in range(n_oracle)]
+        actions[template.name] = fmean(r[0] for r in runs)
+        for run in runs:
+            used |= run[2]
+    groups: dict[str, dict[str, list[Template]]] = {"family": defaultdict(list), "tier": defaultdict(list)}
+    for t in templates:
+        groups["family"][t.family].append(t)
+        groups["tier"][t.tier].append(t)
+
+    def summary(members: list[Template]) -> dict[str, Any]:
+        return {"templates": len(members),
+                "mean_oracle_actions": round(fmean(actions[t.name] for t in members), 2) if members else 0.0,
+                "needs_mid_episode_value": round(fmean(t.needs_lookup for t in members), 3) if members else 0.0,
+                "dependent_chain_2plus": round(fmean(t.chain >= 2 for t in members), 3) if members else 0.0}
+
+    per_family_tier = {f"{f}/{tier}": summary([t for t in groups["family"][f] if t.tier == tier])
+                       for f in FAMILIES for tier in TIERS}
+    distinct = {t.name: _distinct_test(t, seed, distinct_sample) for t in templates}
+    return {
+        "templates": len(templates),
+        "apps": len(apps.APP_MODULES),
+        "tools": len(REGISTRY),
+        "tools_used_by_oracle": len(used),
+        "held_out_templates": sum(t.test_only for t in templates),
+        "mean_oracle_actions": round(fmean(actions.values()), 2),
+        "share_needing_mid_episode_values": round(fmean(t.needs_lookup for t in templates), 3),
+        "share_with_dependent_chains_2plus": round(fmean(t.chain >= 2 for t in templates), 3),
+        "per_family": {f: summary(groups["family"][f]) for f in FAMILIES},
+        "per_tier": {tier: summary(groups["tier"][tier]) for tier in TIERS},
+        "per_family_tier": {k: v for k, v in per_family_tier.items() if v["templates"]},
+        "distinct_test_instances_min": min(distinct.values()),
+        "distinct_test_instances_sampled": distinct_sample,
+        "fewest_distinct_test_instances": sorted(distinct.items(), key=lambda kv: kv[1])[:3],
+    }

@@ -1,0 +1,317 @@
+"""Per-instance worlds for the tool family: random ids, varied rows, distractors, and oracle helpers.
+
+A `WorldTemplate` builds each instance from a `World`: every row it adds gets a random id,
+people come with namesakes (same first name), and values are drawn from the split's own
+pool. Parameters whose name starts with "_" are for the checker only: the oracle gets the
+intent (who "my sister" is, what to set) without them and must read every id and value it
+needs from observations, so a broken lookup tool makes it fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from devices.protocol import TaskInstance
+from devices.suite.pools import Pool
+from devices.suite.seeding import instance_index, instance_rng, instance_seed
+from devices.suite.template import Observe, OracleScript, SplitError, Template
+from devices.suite.templates._kit import call, finish, result_value
+from schemas.actions import Click, OpenApp
+from schemas.observations import Observation
+from schemas.tasks import Split
+
+__all__ = [
+    "FIRST",
+    "LAST",
+    "RELATIONS",
+    "World",
+    "WorldTemplate",
+    "find_rows",
+    "lookup",
+    "one",
+    "tap",
+    "weekday_name",
+]
+
+# Names, split three ways; first names are shared by several people of one world (namesakes).
+FIRST = Pool(
+    ("Priya", "Tomasz", "Ines", "Kwame", "Hana", "Lukas", "Amara", "Diego", "Freya", "Ravi", "Sofia",
+     "Jonah", "Mira", "Anders", "Chloe", "Tariq"),
+    ("Noor", "Mateo", "Yuki", "Elif", "Oskar", "Zanele", "Bruno", "Leila", "Kofi", "Ingrid"),
+    ("Sanne", "Rafael", "Aiko", "Malik", "Greta", "Idris", "Lena", "Omar"),
+)
+LAST = Pool(
+    ("Raman", "Kowal", "Duarte", "Mensah", "Sato", "Brandt", "Okonkwo", "Alvarez", "Lindqvist",
+     "Iyer", "Marchetti", "Whitlock"),
+    ("Haddadi", "Rossetti", "Tanabe", "Yilmaz", "Nyberg", "Dube", "Carvalho", "Farouk"),
+    ("Vermeer", "Costa", "Hayashi", "Bakr", "Strand", "Oduya"),
+)
+# How the user refers to people; shared vocabulary (not split-specific).
+RELATIONS = ("sister", "brother", "mom", "dad", "landlord", "dentist", "boss", "coach", "neighbour",
+             "babysitter", "plumber", "accountant")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# Instances start on a random day in this window, at 08:00 UTC, so relative dates vary.
+_FIRST_DAY = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+_DAYS_SPAN = 60
+
+Row = dict[str, Any]
+
+
+def weekday_name(date: str) -> str:
+    return _WEEKDAYS[datetime.strptime(date, "%Y-%m-%d").weekday()]
+
+
+class World:
+    """The rows one instance adds to the default world, with random ids and a random start day."""
+
+    def __init__(self, rng: random.Random, split: Split, index: int = 0, order_seed: str = "") -> None:
+        self.rng = rng
+        self.split = split
+        # The instance number and a seed shared by every instance of this template and split:
+        # `nth` walks one fixed permutation of a product, so instances 0..n-1 never repeat it.
+        self.index = index
+        self.order_seed = order_seed
+        self.now = _FIRST_DAY + timedelta(days=rng.randrange(_DAYS_SPAN))
+        self.tables: dict[str, dict[str, list[Row]]] = {}
+        self.settings: dict[str, Any] = {}
+        self._ids: set[str] = set()
+        self._names: set[str] = set()
+        # (pool, value) for every pooled draw, for the leakage check.
+        self.drawn: list[tuple[Pool, Any]] = []
+
+    # ---- values --------------------------------------------------------------------------
+    def draw(self, pool: Pool, k: int | None = None) -> Any:
+        """One value (or k distinct values) of `pool` for this split."""
+        values = [pool.pick(self.rng, self.split)] if k is None else pool.sample(self.rng, self.split, k)
+        self.drawn.extend((pool, v) for v in values)
+        return values[0] if k is None else values
+
+    def nth(self, *options: Pool | Sequence[Any]) -> tuple[Any, ...]:
+        """The index-th element of a fixed shuffle of the product of `options` (pools give their
+        split's values): distinct for the first len(product) instances of a split."""
+        lists = [list(o.values(self.split)) if isinstance(o, Pool) else list(o) for o in options]
+        combos = list(itertools.product(*lists))
+        random.Random(f"{self.order_seed}:{len(combos)}").shuffle(combos)
+        combo = combos[self.index % len(combos)]
+        self.drawn.extend((o, v) for o, v in zip(options, combo, strict=True) if isinstance(o, Pool))
+        return combo
+
+    def pick(self, values: Iterable[Any], k: int | None = None) -> Any:
+        seq = list(values)
+        return self.rng.choice(seq) if k is None else self.rng.sample(seq, k)
+
+    def money(self, low: float, high: float) -> float:
+        return round(self.rng.uniform(low, high), 2)
+
+    def day(self, offset: int) -> str:
+        """The date `offset` days from the start day (YYYY-MM-DD)."""
+        return (self.now + timedelta(days=offset)).strftime("%Y-%m-%d")
+
+    @property
+    def today(self) -> str:
+        return self.day(0)
+
+    def next_weekday(self, weekday: int) -> str:
+        """The date of the next given weekday (0 = Monday) strictly after today."""
+        ahead = (weekday - self.now.weekday() - 1) % 7 + 1
+        return self.day(ahead)
+
+    @property
+    def clock_ms(self) -> int:
+        return int(self.now.timestamp() * 1000)
+
+    def phone(self) -> str:
+        return f"+1-555-01{self.rng.randrange(100):02d}-{self.rng.randrange(10000):04d}"
+
+    # ---- rows ----------------------------------------------------------------------------
+    def rid(self, prefix: str) -> str:
+        while True:
+            candidate = f"{prefix}{self.rng.randrange(16 ** 5):05x}"
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+
+    def add(self, app: str, table: str, prefix: str, **fields: Any) -> Row:
+        row = {"id": self.rid(prefix), **fields}
+        self.tables.setdefault(app, {}).setdefault(table, []).append(row)
+        return row
+
+    def shuffle(self) -> None:
+        """Shuffles every table's rows so the target is not always first or last."""
+        for tables in self.tables.values():
+            for rows in tables.values():
+                self.rng.shuffle(rows)
+
+    def person_name(self, first: str | None = None) -> str:
+        """A full name not used yet in this world (namesakes share `first`)."""
+        for _ in range(200):
+            name = f"{first or self.draw(FIRST)} {self.draw(LAST)}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+        raise ValueError("the name pools are too small for this world")
+
+    def contact(self, name: str | None = None, relation: str = "", **extra: Any) -> Row:
+        name = name or self.person_name()
+        first, _, last = name.partition(" ")
+        return self.add("contacts", "contacts", "ct", name=name, phone=self.phone(),
+                        email=f"{first.lower()}.{last.lower()}@mail.example", company="",
+                        starred=False, relation=relation, **extra)
+
+    def people(self, target_relation: str, n: int = 3) -> tuple[Row, list[Row]]:
+        """A contact with `target_relation`, a namesake without it, and n-1 others with other
+        relations; returns (target, everyone)."""
+        target = self.contact(relation=target_relation)
+        first = target["name"].split()[0]
+        namesake = self.contact(self.person_name(first), relation="")
+        others = [self.contact(relation=r)
+                  for r in self.pick([r for r in RELATIONS if r != target_relation], n - 1)]
+        return target, [target, namesake, *others]
+
+    def overlay(self) -> dict[str, Any]:
+        out: dict[str, Any] = {app: {t: list(rows) for t, rows in tables.items()}
+                               for app, tables in self.tables.items()}
+        if self.settings:
+            out["settings"] = dict(self.settings)
+        return out
+
+
+class WorldTemplate(Template):
+    """A tool template built on a `World`: `build(w)` returns the params, `solve` is the oracle."""
+
+    family = "tool"
+    checker = "final_state"
+    needs_lookup: ClassVar[bool] = True
+    # Whether the oracle must use the GUI (no tool covers a step).
+    gui: ClassVar[bool] = False
+    # Read tools the oracle depends on (breaking any one must make it fail).
+    lookups: ClassVar[tuple[str, ...]] = ()
+
+    def build(self, w: World) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def solve(self, p: dict[str, Any], observe: Observe) -> OracleScript:
+        raise NotImplementedError
+
+    def generate(self, split: Split, i: int, suite_seed: int) -> TaskInstance:
+        return self.trace(split, i, suite_seed)[0]
+
+    def trace(self, split: Split, i: int, suite_seed: int) -> tuple[TaskInstance, list[tuple[Pool, Any]]]:
+        """The instance and every pooled (pool, value) drawn to build it."""
+        if split not in self.splits():
+            raise SplitError(f"template {self.name} is held out for test and has no {split} "
+                             "instances; pick a template from the train or dev list")
+        index = instance_index(split, i)
+        seed = instance_seed(suite_seed, self.name, index)
+        w = World(instance_rng(seed), split, i, f"{suite_seed}:{self.name}:{split}")
+        params = self.build(w)
+        w.shuffle()
+        self.check_pools(params, split)
+        task = TaskInstance(
+            task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
+            template=self.name, family=self.family, split=split, index=index, seed=seed,
+            params=params, goal=self.goal(params), initial_state=w.overlay(),
+            start_clock_ms=w.clock_ms, max_steps=self.max_steps, apps=list(self.apps),
+            tier=self.tier)
+        return task, w.drawn
+
+    def initial_state(self, params: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        raise NotImplementedError("world templates build their state in generate()")
+
+    def oracle(self, params: dict[str, Any], observe: Observe) -> OracleScript:
+        intent = {k: v for k, v in params.items() if not k.startswith("_")}
+        yield from self.solve(intent, observe)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "gui": self.gui, "lookups": list(self.lookups)}
+
+
+# ---- oracle helpers ------------------------------------------------------------------------------
+
+def lookup(observe: Observe, action: Any) -> Generator[Any, None, Any]:
+    """Yields `action` and returns the value its observation carries (None on failure)."""
+    yield action
+    return result_value(observe())
+
+
+def find_rows(value: Any, **where: Any) -> list[Row]:
+    """Rows of a tool result (a list of rows or a row) whose fields equal `where` (case-blind)."""
+    rows = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+    out = []
+    for row in rows:
+        if isinstance(row, dict) and all(
+                str(row.get(k, "")).casefold() == str(v).casefold() for k, v in where.items()):
+            out.append(row)
+    return out
+
+
+def one(value: Any, **where: Any) -> Row | None:
+    """The single row of a result matching `where`, or None when there is not exactly one."""
+    found = find_rows(value, **where)
+    return found[0] if len(found) == 1 else None
+
+
+def tap(obs: Observation, *, text: str | None = None, startswith: str | None = None,
+        rid: str | None = None) -> Click | None:
+    """A click on the first element with this text (or prefix, or resource-id suffix)."""
+    for i, e in enumerate(obs.screen):
+        if ((text is not None and e.text == text)
+                or (startswith is not None and (e.text or "").startswith(startswith))
+                or (rid is not None and (e.resource_id or "").endswith(rid))):
+            return Click(index=i)
+    return None
+
+
+def screen_text(obs: Observation, rid: str) -> str | None:
+    for e in obs.screen:
+        if (e.resource_id or "").endswith(rid):
+            return e.text
+    return None
+
+
+def gui_steps(observe: Observe, app: str,
+              steps: Iterable[Mapping[str, str] | Callable[[Observation], Any]]) -> Generator[Any, None, bool]:
+    """Opens `app`, then taps each step ({'text'|'startswith'|'rid': ...}); False if one is missing."""
+    yield OpenApp(app_name=app)
+    for step in steps:
+        obs = observe()
+        action = step(obs) if callable(step) else tap(obs, **step)
+        if action is None:
+            return False
+        yield action
+    return True
+
+
+__all__ += ["call", "finish", "gui_steps", "screen_text"]
+
+
+def now_of(observe: Observe) -> datetime:
+    """The device clock of the latest observation."""
+    return datetime.fromtimestamp(observe().clock_ms / 1000, UTC)
+
+
+def shift(value: str, minutes: int) -> str:
+    """'HH:MM' or 'YYYY-MM-DDTHH:MM' moved by `minutes` (same format back)."""
+    if len(value) == 5:
+        t = datetime.strptime(value, "%H:%M") + timedelta(minutes=minutes)
+        return t.strftime("%H:%M")
+    return (datetime.strptime(value, "%Y-%m-%dT%H:%M") + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M")
+
+
+def next_weekday_from(now: datetime, weekday: int) -> str:
+    ahead = (weekday - now.weekday() - 1) % 7 + 1
+    return (now + timedelta(days=ahead)).strftime("%Y-%m-%d")
+
+
+# How goals say a duration, and the minutes they mean.
+DURATIONS = {"half an hour": 30, "a quarter of an hour": 15, "three quarters of an hour": 45,
+             "an hour and a half": 90, "twenty minutes": 20, "an hour": 60, "ten minutes": 10,
+             "forty minutes": 40, "fifty minutes": 50, "an hour and a quarter": 75, "two hours": 120,
+             "five minutes": 5, "twenty-five minutes": 25}
+
+
+__all__ += ["DURATIONS", "next_weekday_from", "now_of", "shift"]

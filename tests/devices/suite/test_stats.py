@@ -1,0 +1,64 @@
+"""The suite's breadth and depth, as `flywheel suite stats` reports them, held to the issue's bars."""
+
+from __future__ import annotations
+
+from statistics import fmean
+
+import pytest
+
+from devices.sim import SimPhone
+from devices.suite.registry import all_templates
+from devices.suite.stats import oracle_run, suite_stats
+from devices.suite.template import tier_for
+from devices.suite.templates._world import WorldTemplate
+
+
+@pytest.fixture(scope="module")
+def stats() -> dict:
+    return suite_stats(n_oracle=2, seed=0)
+
+
+def test_breadth(stats: dict) -> None:
+    assert stats["apps"] >= 13 and stats["tools"] >= 120
+    assert stats["per_family"]["tool"]["templates"] >= 52
+    assert stats["tools_used_by_oracle"] >= 70
+
+
+def test_tool_tasks_need_plans(stats: dict) -> None:
+    tool = stats["per_family"]["tool"]
+    assert tool["mean_oracle_actions"] >= 3
+    assert tool["needs_mid_episode_value"] >= 0.6
+    assert tool["dependent_chain_2plus"] >= 0.25
+    assert {"tool/easy", "tool/medium", "tool/hard"} <= set(stats["per_family_tier"])
+
+
+def test_every_tool_template_has_twenty_distinct_test_instances() -> None:
+    # Distinct = different (goal, params); the other families' counts are in `suite stats`.
+    from devices.suite.stats import _distinct_test
+
+    rebuilt = [t for t in all_templates() if t.family == "tool"]
+    assert len(rebuilt) >= 52
+    low = {t.name: n for t in rebuilt if (n := _distinct_test(t, 0, 20)) < 20}
+    assert not low
+
+
+def test_declared_tiers_match_the_oracle() -> None:
+    phone = SimPhone()
+    wrong = {}
+    for template in (t for t in all_templates() if isinstance(t, WorldTemplate)):
+        actions = fmean(oracle_run(phone, template, template.splits()[0], i, 1)[0] for i in range(3))
+        if tier_for(actions, template.chain) != template.tier:
+            wrong[template.name] = (template.tier, actions, template.chain)
+    assert not wrong
+
+
+def test_instances_carry_their_template_tier_and_apps() -> None:
+    template = next(t for t in all_templates() if isinstance(t, WorldTemplate) and t.tier == "hard")
+    task = template.generate("test", 0, 0)
+    assert task.tier == "hard" and task.apps == list(template.apps)
+
+
+@pytest.mark.parametrize(("actions", "chain", "tier"), [(1, 0, "easy"), (2, 1, "easy"), (3, 1, "medium"),
+                                                         (2, 2, "hard"), (4, 0, "hard"), (3, 0, "medium")])
+def test_tier_rule(actions: float, chain: int, tier: str) -> None:
+    assert tier_for(actions, chain) == tier
