@@ -139,7 +139,7 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
             for step in range(task.max_steps):
                 action = oracle.next_action(observation)
                 prompt = json.dumps(episode_messages(context, steps, history), ensure_ascii=False)
-                rows.append({"prompt": prompt, "completion": action.model_dump_json(exclude_none=True),
+                rows.append({"prompt": prompt, "completion": action.model_dump_json(),
                              "task_id": task.task_id, "template": task.template, "family": task.family,
                              "step": step})
                 observation = harness.act(action)

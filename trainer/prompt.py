@@ -108,9 +108,9 @@ def render_observation(observation: Observation) -> str:
 
 def action_to_call(action: Any) -> dict[str, Any]:
     """An action as a chat tool call: {"name": action_type, "arguments": the other fields}."""
-    data = action.model_dump(mode="json", exclude_none=True)
-    kind = data.pop("action_type")
-    return {"name": kind, "arguments": data}
+    data = action.model_dump(mode="json", exclude_defaults=True)  # a required None (memory value) stays
+    data.pop("action_type", None)
+    return {"name": action.action_type, "arguments": data}
 
 
 def format_action(action: Any) -> str:

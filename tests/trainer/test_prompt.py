@@ -7,7 +7,7 @@ import pytest
 from devices.harness import Harness
 from devices.sim import SimPhone
 from devices.suite.instances import generate_split
-from schemas.actions import Finish, MemoryRead, ToolCall
+from schemas.actions import Finish, InputText, MemoryRead, MemoryWrite, ToolCall
 from trainer.prompt import (
     InvalidAction,
     format_action,
@@ -22,6 +22,8 @@ from trainer.prompt import (
     MemoryRead(key="dentist"),
     Finish(answer="+1-555-0100"),
     Finish(),
+    MemoryWrite(key="previous_home_address", value=None),  # a required None must survive
+    InputText(text="hi", index=2, clear=False),
 ])
 def test_format_then_parse_round_trips(action) -> None:
     assert parse_completion(format_action(action) + "<|im_end|>") == action
