@@ -35,7 +35,7 @@ from schemas.training import (
 from trainer.evaluate import EvalSummary
 
 __all__ = ["GenerationSummary", "LoopConfig", "checkpoint_event", "eval_event", "feedback_event",
-           "group_events", "run_generations"]
+           "group_events", "publisher", "run_generations", "topic_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +140,25 @@ def group_events(groups: Sequence[Any], *, run_id: str, causation_id: str | None
                           success_rate=g.success_rate, success=list(g.success), progress=list(g.progress),
                           rewards=list(g.rewards), advantages=list(g.advantages),
                           output_tokens=list(g.output_tokens), tool_calls=list(g.tool_calls)) for g in groups]
+
+
+def topic_for(event: Event) -> Any:
+    """The registered topic that carries `event`'s type."""
+    from schemas.topics import TOPICS
+
+    return next(t for t in TOPICS.values() if event.type in t.type_names)
+
+
+def publisher(producer: Any, sent: list[Any] | None = None) -> Callable[[Event], None]:
+    """An `on_event` for run_generations that sends each event to the topic registered for its type
+    (e.g. a streams.producer.TypedProducer); futures are appended to `sent` when given."""
+
+    def send(event: Event) -> None:
+        future = producer.send(topic_for(event), event)
+        if sent is not None:
+            sent.append(future)
+
+    return send
 
 
 def _eval_tasks(config: LoopConfig) -> list[Any]:

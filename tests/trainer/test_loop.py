@@ -35,6 +35,27 @@ def test_two_generations_publish_checkpoints_groups_evals_and_feedback(tiny_mode
     assert report.intervals["overall"].low <= report.overall <= report.intervals["overall"].high
 
 
+def test_each_loop_event_goes_to_its_registered_topic() -> None:
+    from trainer.loop import topic_for
+
+    assert topic_for(_saved()).name == "flywheel.checkpoints"
+    assert topic_for(_feedback()).name == "flywheel.feedback"
+
+
+def _saved():
+    from schemas.observations import BlobRef
+    from schemas.training import CheckpointSaved
+
+    return CheckpointSaved(source="t/0", correlation_id="r", checkpoint_id="c", run_id="r", stage="sft", step=1,
+                           base_model="b", snapshot_id="s", weights=BlobRef(sha256="0" * 64, size=1))
+
+
+def _feedback():
+    from schemas.training import TrainingFeedbackIssued
+
+    return TrainingFeedbackIssued(source="t/0", correlation_id="r", run_id="r")
+
+
 def test_cli_eval_prints_an_eval_reported_event(tiny_model: Path) -> None:
     result = CliRunner().invoke(app, ["eval", str(tiny_model), "--split", "test", "--max-steps", "1", "--limit", "3",
                                       "--max-new-tokens", "8", "--json"])
