@@ -68,3 +68,8 @@ def test_cli_eval_prints_an_eval_reported_event(tiny_model: Path) -> None:
 def test_cli_eval_of_a_missing_checkpoint_is_one_sentence(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["eval", str(tmp_path / "none")])
     assert result.exit_code == 1 and "config.json is missing" in " ".join(result.output.split())
+
+
+def test_suite_eval_with_a_missing_model_policy_is_one_sentence(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["suite", "eval", "--policy", f"model:{tmp_path / 'none'}"])
+    assert result.exit_code == 2 and "config.json is missing" in " ".join(result.output.split())
