@@ -62,8 +62,12 @@ class ModelPolicy:
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "model",
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, history: int = DEFAULT_HISTORY,
-                 constrained: bool = False, temperature: float = 0.0, seed: int = 0) -> None:
+                 constrained: bool = False, temperature: float = 0.0, seed: int = 0,
+                 context: str = "planner") -> None:
+        if context not in ("planner", "harness"):
+            raise ValueError(f"context must be 'planner' or 'harness', not {context!r}")
         self.name = name
+        self.context = context
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
@@ -89,12 +93,18 @@ class ModelPolicy:
         self._last = None
         self.last_invalid = None
 
-    def next_action(self, observation: Observation) -> Any:
+    def prompt_messages(self, observation: Observation) -> list[dict[str, Any]]:
+        """Records `observation` as the result of the last action and returns the chat to answer next."""
         if self._context is None:
             self._context = render_context(self._goal, self._catalogue, observation=observation)
         elif self._last is not None:
             self._steps.append((self._last, observation))
-        text = self._generate(episode_messages(self._context, self._steps, self.history))
+        if self.context == "harness":
+            return [{"role": "user", "content": self._harness_context()}]
+        return episode_messages(self._context, self._steps, self.history)
+
+    def next_action(self, observation: Observation) -> Any:
+        text = self._generate(self.prompt_messages(observation))
         action = parse_completion(text)
         self.stats.steps += 1
         if isinstance(action, InvalidAction):
@@ -106,6 +116,17 @@ class ModelPolicy:
             return Finish()
         self._last = action
         return action
+
+    def _harness_context(self) -> str:
+        """The harness's own compact rendering (what the curator's snapshots carry as prompts), from
+        what this policy has seen: the goal, the catalogue and its steps (memory it cannot see)."""
+        from devices.harness.context import render_context as harness_context
+        from devices.harness.harness import Step
+        from devices.harness.spec import HarnessSpec
+        from devices.harness.state import HarnessState
+
+        steps = [Step(action, observation) for action, observation in self._steps]
+        return harness_context(self._goal, self._catalogue, HarnessState(), steps, HarnessSpec.default())
 
     # -- decoding ----------------------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:
