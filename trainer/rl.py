@@ -89,27 +89,35 @@ def _trainer_class() -> type:
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
             import torch
+            from accelerate.utils import gather_object
 
             output = super()._generate_and_score_completions(inputs)
             environments = list(self.environments)
             mask = output["completion_mask"]
             if output.get("tool_mask") is not None:
                 mask = mask * output["tool_mask"]
-            tokens = mask.sum(dim=1).tolist()
+            local_tokens = mask.sum(dim=1).tolist()
+            if len(environments) != len(local_tokens):
+                raise RuntimeError(f"CARE needs one environment per rollout; got {len(environments)} for "
+                                   f"{len(local_tokens)} rollouts")
+            # Groups may span processes (TRL gathers rewards before normalising): gather what CARE needs.
+            local = [(env.scored.success, env.scored.progress, float(t), float(env.actions))
+                     for env, t in zip(environments, local_tokens, strict=True)]
+            device = output["advantages"].device
+            rows = self.accelerator.gather(torch.tensor(local, dtype=torch.float32, device=device)).tolist()
+            tasks = gather_object([env.task for env in environments])
             size = self.num_generations
-            if len(environments) != len(tokens) or len(tokens) % size:
-                raise RuntimeError("CARE needs one environment per rollout in whole groups; "
-                                   f"got {len(environments)} environments for {len(tokens)} rollouts of G={size}")
-            trl_advantages = output["advantages"].tolist()
+            if len(rows) % size:
+                raise RuntimeError(f"CARE needs whole groups; got {len(rows)} rollouts for G={size}")
+            trl_advantages = self.accelerator.gather(output["advantages"]).tolist()
             advantages: list[float] = []
             step_records = []
-            for start in range(0, len(tokens), size):
-                envs = environments[start:start + size]
-                outcomes = [env.scored for env in envs]
-                success = [o.success for o in outcomes]
-                progress = [o.progress for o in outcomes]
-                calls = [int(env.actions) for env in envs]
-                toks = [int(t) for t in tokens[start:start + size]]
+            for start in range(0, len(rows), size):
+                group = rows[start:start + size]
+                success = [r[0] for r in group]
+                progress = [r[1] for r in group]
+                toks = [int(r[2]) for r in group]
+                calls = [int(r[3]) for r in group]
                 eff = [efficiency_cost(t, c, max_tokens=self.max_completion_length, max_tool_calls=self.max_tool_calls)
                        for t, c in zip(toks, calls, strict=True)]
                 if self.use_care:
@@ -118,7 +126,7 @@ def _trainer_class() -> type:
                     result = care_group(success, [0.0] * size, [0.0] * size,
                                         CareConfig(p_low=0.0, p_high=1.0, eps=self.care_config.eps))
                 advantages.extend(result.advantages)
-                task = envs[0].task
+                task = tasks[start]
                 record = GroupRecord(
                     step=self.state.global_step, task_id=task.task_id, template=task.template, family=task.family,
                     regime=result.regime if self.use_care else "grpo", success_rate=result.success_rate,
@@ -137,8 +145,9 @@ def _trainer_class() -> type:
             logger.info("step %d CARE regimes %s", self.state.global_step, dict(counts))
             if self.use_care and self.adapt:
                 self.care_config = self.care_controller.observe(step_records)
-            output["advantages"] = torch.tensor(advantages, dtype=output["advantages"].dtype,
-                                                device=output["advantages"].device)
+            first = self.accelerator.process_index * len(local)  # this process's rollouts, as TRL slices them
+            output["advantages"] = torch.tensor(advantages[first:first + len(local)],
+                                                dtype=output["advantages"].dtype, device=device)
             return output
 
     return CareGRPOTrainer
