@@ -107,6 +107,7 @@ def train_rl(
     max_tool_calls: Annotated[int, typer.Option(help="Actions per rollout.")] = 4,
     max_completion_length: Annotated[int, typer.Option(help="Tokens per rollout.")] = 256,
     seed: Annotated[int, typer.Option(help="Seed of the train tasks drawn.")] = 0,
+    deepspeed: Annotated[Path | None, typer.Option(help="DeepSpeed config (trainer/deepspeed/zero2.json…).")] = None,
 ) -> None:
     """Online GRPO(+CARE) on SimPhone episodes of train-split tasks."""
     from devices.suite.instances import generate_split
@@ -117,7 +118,8 @@ def train_rl(
     try:
         result = run_grpo(model, tasks, out, RlConfig(max_steps=steps, num_generations=group, care=care,
                                                       max_tool_calls=max_tool_calls, seed=seed,
-                                                      max_completion_length=max_completion_length))
+                                                      max_completion_length=max_completion_length,
+                                                      deepspeed=str(deepspeed) if deepspeed else None))
     except ModelError as error:
         raise _fail(str(error)) from None
     console.print(f"GRPO{'+CARE' if care else ''} {result.checkpoint_id}: {result.steps} steps, "
