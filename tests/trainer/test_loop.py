@@ -73,3 +73,18 @@ def test_cli_eval_of_a_missing_checkpoint_is_one_sentence(tmp_path: Path) -> Non
 def test_suite_eval_with_a_missing_model_policy_is_one_sentence(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["suite", "eval", "--policy", f"model:{tmp_path / 'none'}"])
     assert result.exit_code == 2 and "config.json is missing" in " ".join(result.output.split())
+
+
+def test_cli_train_sft_then_rl(tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
+    sft = CliRunner().invoke(app, ["train", "sft", "--model", str(tiny_model), "--snapshot", str(oracle_snapshot),
+                                   "--out", str(tmp_path / "sft"), "--max-steps", "1"])
+    assert sft.exit_code == 0, sft.output
+    assert "SFT sft-" in sft.stdout and (tmp_path / "sft" / "flywheel_checkpoint.json").is_file()
+    rl = CliRunner().invoke(app, ["train", "rl", "--model", str(tmp_path / "sft"), "--out", str(tmp_path / "rl"),
+                                  "--steps", "1", "--group", "2", "--max-completion-length", "16",
+                                  "--max-tool-calls", "1"])
+    assert rl.exit_code == 0, rl.output
+    assert "GRPO+CARE rl-" in rl.stdout and "regimes" in rl.stdout
+    bad = CliRunner().invoke(app, ["train", "sft", "--model", str(tiny_model), "--snapshot", str(tmp_path / "nope"),
+                                   "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 1 and "no data.parquet" in " ".join(bad.output.split())
