@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-n", type=int, default=3, help="train instances per template for SFT")
     parser.add_argument("--sft-epochs", type=float, default=1.0)
     parser.add_argument("--sft-max-steps", type=int, default=-1, help="cap on SFT steps (-1: epochs)")
+    parser.add_argument("--sft-batch", type=int, default=2)
+    parser.add_argument("--sft-max-length", type=int, default=1024, help="tokens per SFT example (memory)")
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
     parser.add_argument("--rl-steps", type=int, default=10)
     parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
@@ -105,7 +107,8 @@ def main(argv: list[str] | None = None) -> None:
 
         snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=args.sft_n, suite_seed=args.seed)
         result = run_sft(model, snapshot, out / "sft", SftConfig(
-            method=args.sft_method, epochs=args.sft_epochs, max_steps=args.sft_max_steps, batch_size=4,
+            method=args.sft_method, epochs=args.sft_epochs, max_steps=args.sft_max_steps, batch_size=args.sft_batch,
+            max_length=args.sft_max_length,
             learning_rate=5e-5 if args.sft_method == "full" else 5e-4))
         console.print(f"SFT: {result.steps} steps, loss {result.losses[0]:.3f} → {result.losses[-1]:.3f}, "
                       f"{result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")

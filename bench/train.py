@@ -31,7 +31,8 @@ __all__ = ["main"]
 console = Console()
 
 
-def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, steps: int, batch: int) -> float:
+def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, steps: int, batch: int,
+                  max_length: int) -> float:
     """The baseline: a plain TRL SFT script on the same data; returns tokens/s."""
     import torch
     from datasets import Dataset
@@ -43,7 +44,8 @@ def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, st
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=batch, learning_rate=5e-5,
                      use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
-                     gradient_checkpointing=False, disable_tqdm=True, max_length=1536, lr_scheduler_type="constant")
+                     gradient_checkpointing=False, disable_tqdm=True, max_length=max_length,
+                     lr_scheduler_type="constant")
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
     started = time.monotonic()
     trainer.train()
@@ -56,7 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="var/models/smollm2-135m")
     parser.add_argument("--sft-steps", type=int, default=6)
-    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--max-length", type=int, default=1024, help="tokens per SFT example (memory: ~5 GB at 2×1024)")
     parser.add_argument("--reps", type=int, default=1, help="SFT runs of each script (medians reported)")
     parser.add_argument("--rl-steps", type=int, default=2)
     parser.add_argument("--group", type=int, default=4)
@@ -80,20 +83,22 @@ def main(argv: list[str] | None = None) -> None:
     model = Path(args.model)
     snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=1)
     examples, _ = render_examples(read_snapshot(snapshot), load_model(model).tokenizer)
-    results: dict = {"model": str(model), "threads": args.threads, "snapshot_rows": len(examples)}
+    results: dict = {"model": str(model), "threads": args.threads, "snapshot_rows": len(examples),
+                     "batch": args.batch, "max_length": args.max_length}
 
     ours, plain = [], []
     for rep in range(args.reps):
         order = ("ours", "plain") if rep % 2 == 0 else ("plain", "ours")
         for which in order:
             if which == "ours":
-                r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(max_steps=args.sft_steps,
-                                                                          batch_size=args.batch))
+                r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(
+                    max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length))
                 ours.append(r.tokens_per_s)
                 results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
                 results["sft_checkpoint"] = str(r.checkpoint_dir)
             else:
-                plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch))
+                plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
+                                           args.max_length))
             console.print(f"SFT {which}: {(ours if which == 'ours' else plain)[-1]:.0f} tok/s")
     results["sft_tokens_per_s"] = statistics.median(ours)
     results["plain_trl_tokens_per_s"] = statistics.median(plain)
