@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=args.sft_n, suite_seed=args.seed)
         result = run_sft(model, snapshot, out / "sft", SftConfig(
             method=args.sft_method, epochs=args.sft_epochs, max_steps=args.sft_max_steps, batch_size=args.sft_batch,
-            max_length=args.sft_max_length,
+            max_length=args.sft_max_length, loss_rows_per_template=0,
             learning_rate=5e-5 if args.sft_method == "full" else 5e-4))
         console.print(f"SFT: {result.steps} steps, loss {result.losses[0]:.3f} → {result.losses[-1]:.3f}, "
                       f"{result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")

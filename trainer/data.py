@@ -85,17 +85,20 @@ def _messages(prompt: str) -> list[dict[str, Any]] | None:
     return None
 
 
-def render_examples(snapshot: Snapshot, tokenizer: Any) -> tuple[list[dict[str, str]], int]:
+def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool = False,
+                    ) -> tuple[list[dict[str, str]], int]:
     """(prompt, completion) texts in the planner's chat format, and how many rows were skipped.
 
     A row whose completion is not a valid action is skipped with a warning, never trained on.
+    With `with_template`, each example also names its row's template (when the snapshot has one).
     """
     from trainer.envs import action_tools
 
     tools = action_tools()
     examples: list[dict[str, str]] = []
     skipped = 0
-    for row in snapshot.table.select(["prompt", "completion"]).to_pylist():
+    columns = ["prompt", "completion"] + (["template"] if "template" in snapshot.table.column_names else [])
+    for row in snapshot.table.select(columns).to_pylist():
         prompt, completion = row["prompt"] or "", row["completion"] or ""
         action = parse_completion(completion)
         if isinstance(action, InvalidAction):
@@ -107,7 +110,10 @@ def render_examples(snapshot: Snapshot, tokenizer: Any) -> tuple[list[dict[str, 
             messages = _messages(prompt) or [{"role": "user", "content": prompt}]
             rendered = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False,
                                                      add_generation_prompt=True)
-        examples.append({"prompt": rendered, "completion": format_action(action) + tokenizer.eos_token})
+        example = {"prompt": rendered, "completion": format_action(action) + tokenizer.eos_token}
+        if with_template:
+            example["template"] = str(row.get("template") or "unknown")
+        examples.append(example)
     if skipped:
         logger.warning("skipped %d of %d rows of snapshot %s: their completion is not a valid action",
                        skipped, snapshot.table.num_rows, snapshot.snapshot_id)

@@ -114,9 +114,10 @@ def feedback_stats(summary: EvalSummary, losses: dict[str, float] | None = None)
             groups.setdefault(key_of(record), []).append(record)
         for key, records in sorted(groups.items()):
             n = len(records)
+            known = [losses[r.template] for r in records if losses and r.template in losses]
             stats.append(FeedbackStat(scope=scope, key=key, episodes=n,  # type: ignore[arg-type]
                                       success=sum(r.success for r in records) / n,
-                                      loss=(losses or {}).get(key) if scope == "template" else None,
+                                      loss=sum(known) / len(known) if known else None,
                                       mean_output_tokens=sum(r.output_tokens for r in records) / n,
                                       mean_tool_calls=sum(r.tool_calls for r in records) / n))
     return stats
@@ -208,6 +209,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                                                                     learning_rate=config.sft_lr, batch_size=4,
                                                                     seed=config.seed), run_id=run_id)
             stage, metrics, groups = "sft", result.metrics, []
+            losses = result.template_losses
         else:
             console.print(f"[bold]generation {generation}[/bold]: GRPO+CARE from {model.name}")
             tasks = _rl_tasks(config, weights, generation, config.rl_steps)
@@ -216,6 +218,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                 max_completion_length=config.max_completion_length, max_tool_calls=config.max_tool_calls,
                 seed=config.seed + generation), run_id=run_id)
             stage, metrics, groups = "rl", rl.metrics, rl.groups
+            losses = {}
         import json
 
         meta = json.loads((target / CHECKPOINT_FILE).read_text())
@@ -226,7 +229,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         policy = load_policy(target, max_new_tokens=config.max_completion_length)
         summary = evaluate_policy(policy, eval_tasks, split="dev", console=console)
         emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))
-        feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id)
+        feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
         weights = feedback.template_weights
         summaries.append(GenerationSummary(generation=generation, stage=stage, checkpoint_dir=target,

@@ -21,7 +21,10 @@ from typing import Any, Literal
 from trainer.data import read_snapshot, render_examples
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
-           "write_checkpoint_meta"]
+           "template_losses", "write_checkpoint_meta"]
+
+# Per-template answer loss after SFT is measured on at most this many rows of each template.
+LOSS_ROWS_PER_TEMPLATE = 2
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +48,8 @@ class SftConfig:
     seed: int = field(default=0, metadata={"help": "Seed of data order and initialisation."})
     deepspeed: str | None = field(default=None, metadata={"help": "A DeepSpeed config (path) for ZeRO-2/3."})
     logging_steps: int = field(default=1, metadata={"help": "Log every this many steps."})
+    loss_rows_per_template: int = field(default=LOSS_ROWS_PER_TEMPLATE, metadata={
+        "help": "Rows per template whose answer loss is measured after training, for feedback (0: none)."})
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class TrainResult:
     train_tokens: int
     seconds: float
     metrics: dict[str, float]
+    template_losses: dict[str, float] = field(default_factory=dict)
 
     @property
     def tokens_per_s(self) -> float:
@@ -161,6 +167,8 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     else:
         trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     tokenizer.save_pretrained(out)
+    losses_by_template = template_losses(trainer.model, tokenizer, snapshot,
+                                         rows_per_template=config.loss_rows_per_template)
     checkpoint_id = checkpoint_id or f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
@@ -170,11 +178,44 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="sft",
                           step=trainer.state.global_step, snapshot_id=snapshot.snapshot_id,
                           snapshot_sha256=snapshot.sha256, base_model=_base_name(model_dir),
-                          parent=str(model_dir), config=asdict(config), git_commit=git_commit(), metrics=metrics)
+                          parent=str(model_dir), config=asdict(config), git_commit=git_commit(), metrics=metrics,
+                          template_losses=losses_by_template)
     logger.info("SFT %s: %d steps, loss %.3f -> %.3f, %.0f tok/s", checkpoint_id, trainer.state.global_step,
                 metrics["first_loss"], metrics["last_loss"], tokens / max(seconds, 1e-9))
     return TrainResult(checkpoint_dir=out, checkpoint_id=checkpoint_id, steps=trainer.state.global_step,
-                       losses=losses, train_tokens=tokens, seconds=seconds, metrics=metrics)
+                       losses=losses, train_tokens=tokens, seconds=seconds, metrics=metrics,
+                       template_losses=losses_by_template)
+
+
+def template_losses(model: Any, tokenizer: Any, snapshot: Any, *,
+                    rows_per_template: int = LOSS_ROWS_PER_TEMPLATE) -> dict[str, float]:
+    """Mean answer-token loss of the trained model per template (a few rows each): the feedback's loss."""
+    import torch
+
+    if rows_per_template <= 0:
+        return {}
+    examples, _ = render_examples(snapshot, tokenizer, with_template=True)
+    chosen: dict[str, list[dict[str, str]]] = {}
+    for example in examples:
+        bucket = chosen.setdefault(example["template"], [])
+        if len(bucket) < rows_per_template:
+            bucket.append(example)
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    result = {}
+    with torch.no_grad():
+        for template, rows in chosen.items():
+            values = []
+            for row in rows:
+                prompt = tokenizer(row["prompt"], add_special_tokens=False)["input_ids"]
+                answer = tokenizer(row["completion"], add_special_tokens=False)["input_ids"]
+                ids = torch.tensor([prompt + answer], device=device)
+                labels = torch.tensor([[-100] * len(prompt) + answer], device=device)
+                values.append(float(model(input_ids=ids, labels=labels).loss))
+            result[template] = sum(values) / len(values)
+    model.train(was_training)
+    return result
 
 
 def _tokens_seen(history: list[dict[str, Any]]) -> int:

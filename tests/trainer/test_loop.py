@@ -88,3 +88,20 @@ def test_cli_train_sft_then_rl(tiny_model: Path, oracle_snapshot: Path, tmp_path
     bad = CliRunner().invoke(app, ["train", "sft", "--model", str(tiny_model), "--snapshot", str(tmp_path / "nope"),
                                    "--out", str(tmp_path / "x")])
     assert bad.exit_code == 1 and "no data.parquet" in " ".join(bad.output.split())
+
+
+def test_feedback_carries_loss_success_tokens_and_tool_calls_per_family_template_and_tier() -> None:
+    from trainer.evaluate import EpisodeRecord, summarise
+    from trainer.loop import feedback_event
+
+    records = [EpisodeRecord("a-1", "a", "tool", "easy", 1.0, 1.0, 2, 40, 2, 0),
+               EpisodeRecord("a-2", "a", "tool", "hard", 0.0, 0.0, 3, 80, 3, 1),
+               EpisodeRecord("b-1", "b", "memory", "hard", 0.25, 0.0, 1, 20, 0, 0)]
+    summary = summarise("p", "dev", records, validity=0.75, prompt_tokens=[500, 600])
+    event = feedback_event(summary, run_id="r", losses={"a": 0.5, "b": 1.5})
+    stats = {(s.scope, s.key): s for s in event.stats}
+    assert stats[("template", "a")].loss == 0.5 and stats[("template", "a")].success == 0.5
+    assert stats[("template", "a")].mean_output_tokens == 60 and stats[("template", "a")].mean_tool_calls == 2.5
+    assert stats[("family", "memory")].loss == 1.5 and stats[("tier", "hard")].loss == 1.0
+    assert stats[("tier", "hard")].episodes == 2 and event.weak_templates == ["b"]
+    assert event.template_weights["b"] > event.template_weights["a"]  # the weaker template is sampled more

@@ -36,6 +36,9 @@ def test_sft_changes_parameters_lowers_loss_and_records_lineage(tiny_model: Path
     assert meta["snapshot_id"] == "snap-test" and meta["snapshot_sha256"] == snapshot.sha256
     assert meta["base_model"] == "tiny-qwen2" and meta["config"]["method"] == method
     assert len(meta["git_commit"]) in (40, 7) or meta["git_commit"] == "unknown"
+    assert set(meta["template_losses"]) == {"star_relation", "text_relation", "new_number_relation"}
+    assert all(loss > 0 for loss in meta["template_losses"].values()) and result.template_losses == meta[
+        "template_losses"]
     assert load_model(result.checkpoint_dir).model is not None  # a checkpoint is a loadable model directory
 
 
