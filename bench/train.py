@@ -42,7 +42,7 @@ def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, st
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "right"
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=batch, learning_rate=5e-5,
+    args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=batch, learning_rate=5e-5, seed=0,
                      use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
                      gradient_checkpointing=False, disable_tqdm=True, max_length=max_length,
                      lr_scheduler_type="constant")
