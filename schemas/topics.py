@@ -28,6 +28,7 @@ from schemas.training import (
     CheckpointSaved,
     DatasetSnapshotted,
     EvalReported,
+    RlGroupScored,
     TrainingFeedbackIssued,
 )
 from schemas.verdicts import FailureTraced, VerdictIssued
@@ -102,8 +103,8 @@ TOPICS: dict[str, Topic] = {t.name: t for t in (
           "Parquet training-set snapshots and their manifests."),
     Topic("flywheel.checkpoints", "checkpoint_id", 1, "compact", (CheckpointSaved,),
           "Model checkpoints from the trainer."),
-    Topic("flywheel.feedback", "run_id", 1, "delete", (TrainingFeedbackIssued,),
-          "Training feedback that steers task generation."),
+    Topic("flywheel.feedback", "run_id", 1, "delete", (TrainingFeedbackIssued, RlGroupScored),
+          "Training feedback that steers task generation, and GRPO groups as CARE scored them."),
     Topic("flywheel.evals", "subject_id", 1, "delete", (EvalReported,),
           "Evaluation reports for checkpoints and harness versions."),
     Topic("flywheel.harness", "proposal_id", 1, "delete",

@@ -14,7 +14,10 @@ __all__ = [
     "DatasetSnapshotted",
     "EvalReported",
     "FamilyScores",
+    "FeedbackStat",
+    "Interval",
     "OffsetRange",
+    "RlGroupScored",
     "TrainingFeedbackIssued",
 ]
 
@@ -62,6 +65,18 @@ class CheckpointSaved(Event):
     metrics: dict[str, float] = Field(default_factory=dict)
 
 
+class FeedbackStat(Frozen):
+    """How training went on one family, template or tier: what the generator steers by."""
+
+    scope: Literal["family", "template", "tier"]
+    key: str
+    episodes: int = Field(ge=0)
+    success: float = Field(ge=0.0, le=1.0)
+    loss: float | None = Field(default=None, description="Mean SFT loss on its rows, when SFT ran.")
+    mean_output_tokens: float = Field(default=0.0, ge=0.0)
+    mean_tool_calls: float = Field(default=0.0, ge=0.0)
+
+
 class TrainingFeedbackIssued(Event):
     """What the trainer wants more (or less) of: sampling weights per family and template."""
 
@@ -71,6 +86,27 @@ class TrainingFeedbackIssued(Event):
     template_weights: dict[str, float] = Field(default_factory=dict)
     weak_templates: list[str] = Field(default_factory=list)
     note: str = ""
+    stats: list[FeedbackStat] = Field(default_factory=list,
+                                      description="Loss, success, tokens and tool calls per family/template/tier.")
+
+
+class RlGroupScored(Event):
+    """One GRPO group of G rollouts of one task, as CARE scored it (RL data is audited like the rest)."""
+
+    type: Literal["rl.group_scored"] = "rl.group_scored"
+    run_id: str
+    step: int = Field(ge=0)
+    task_id: str
+    template: str
+    family: str
+    regime: Literal["progress", "learning", "efficiency", "grpo"]
+    success_rate: float = Field(ge=0.0, le=1.0)
+    success: list[float] = Field(default_factory=list)
+    progress: list[float] = Field(default_factory=list)
+    rewards: list[float] = Field(default_factory=list)
+    advantages: list[float] = Field(default_factory=list)
+    output_tokens: list[int] = Field(default_factory=list)
+    tool_calls: list[int] = Field(default_factory=list)
 
 
 class FamilyScores(Frozen):
@@ -85,6 +121,13 @@ class FamilyScores(Frozen):
         return 0.5 * self.tool + 0.2 * self.memory + 0.2 * self.skills + 0.1 * self.subagent
 
 
+class Interval(Frozen):
+    """A 95% bootstrap interval."""
+
+    low: float
+    high: float
+
+
 class EvalReported(Event):
     type: Literal["eval.reported"] = "eval.reported"
     subject: Literal["checkpoint", "harness"]
@@ -94,3 +137,10 @@ class EvalReported(Event):
     scores: FamilyScores
     overall: float = Field(ge=0.0, le=1.0)
     template_scores: dict[str, float] = Field(default_factory=dict)
+    tier_scores: dict[str, float] = Field(default_factory=dict)
+    success: float | None = Field(default=None, ge=0.0, le=1.0, description="Share of fully solved episodes.")
+    mean_output_tokens: float | None = Field(default=None, ge=0.0)
+    mean_tool_calls: float | None = Field(default=None, ge=0.0)
+    validity: float | None = Field(default=None, ge=0.0, le=1.0, description="Share of valid model answers.")
+    intervals: dict[str, Interval] = Field(default_factory=dict,
+                                           description="95% bootstrap intervals: overall, success, family names.")

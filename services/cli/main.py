@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "services.cli.gate_cmd",
     "services.cli.review_cmd",
     "services.cli.harness_cmd",
+    "services.cli.train_cmd",
 )
 
 for _name in COMMAND_MODULES:

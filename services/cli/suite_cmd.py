@@ -67,8 +67,9 @@ def list_templates(
 @suite_app.command("eval")
 def eval_policy(
     policy: Annotated[str, typer.Option(
-        help="A built-in policy (oracle, random, noop, claim, ...) or MODULE:CLASS of any "
-             "importable class implementing devices.suite.policies.Policy.")],
+        help="A built-in policy (oracle, random, noop, claim, ...), MODULE:CLASS of any "
+             "importable class implementing devices.suite.policies.Policy, or model:PATH "
+             "(a local model or checkpoint directory).")],
     split: Annotated[SplitName, typer.Option(help="Which split to evaluate on.")] = SplitName.dev,
     n: Annotated[int | None, typer.Option(
         min=1, help="Instances per template (default from settings).")] = None,
@@ -97,7 +98,8 @@ def eval_policy(
         return
     try:
         spec = HarnessSpec.load(harness) if harness is not None else None
-        agent = make_policy(policy, settings.random_seed)
+        agent = (_model_policy(policy) if policy.startswith("model:")
+                 else make_policy(policy, settings.random_seed))
     except (PolicyLoadError, SpecError) as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -125,6 +127,18 @@ def eval_policy(
                   f"{report.harness_version}")
     if plot is not None:
         console.print(f"chart: {plot}")
+
+
+def _model_policy(name: str) -> object:
+    """The planner model in PATH for `model:PATH` (the trainer's ModelPolicy)."""
+    from trainer.models import ModelError
+    from trainer.policy import load_policy
+
+    try:
+        return load_policy(name.removeprefix("model:"))
+    except ModelError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
 
 
 @suite_app.command("stats")

@@ -1,0 +1,139 @@
+"""Training bench, in one run: SFT tokens/s against a plain TRL script, GRPO steps/s, GRPO vs GRPO+CARE.
+
+    python bench/train.py --model var/models/smollm2-135m --sft-steps 6 --rl-steps 2 --ablation-steps 4
+
+1. SFT throughput: `trainer.sft.run_sft` and a plain TRL `SFTTrainer` script on the same rendered
+   examples, model, batch and steps; reports tokens/s of each (medians of `--reps` runs, in
+   alternating order) and the ratio ours / plain (aim ≥ 0.95).
+2. GRPO+CARE steps/s with in-process SimPhone environments.
+3. Ablation (`--ablation-steps` > 0): GRPO and GRPO+CARE from the same checkpoint with the same
+   seeds and tasks, then both evaluated on the same dev tasks: success and mean output tokens.
+Results go to `<out>/train.json` and a summary table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["main"]
+
+console = Console()
+
+
+def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, steps: int, batch: int,
+                  max_length: int) -> float:
+    """The baseline: a plain TRL SFT script on the same data; returns tokens/s."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "right"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=batch, learning_rate=5e-5, seed=0,
+                     use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
+                     gradient_checkpointing=False, disable_tqdm=True, max_length=max_length,
+                     lr_scheduler_type="constant")
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
+    started = time.monotonic()
+    trainer.train()
+    seconds = time.monotonic() - started
+    tokens = [e["num_tokens"] for e in trainer.state.log_history if "num_tokens" in e][-1]
+    return tokens / seconds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="var/models/smollm2-135m")
+    parser.add_argument("--sft-steps", type=int, default=6)
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--max-length", type=int, default=1024, help="tokens per SFT example (memory: ~5 GB at 2×1024)")
+    parser.add_argument("--reps", type=int, default=1, help="SFT runs of each script (medians reported)")
+    parser.add_argument("--rl-steps", type=int, default=2)
+    parser.add_argument("--group", type=int, default=4)
+    parser.add_argument("--ablation-steps", type=int, default=0)
+    parser.add_argument("--eval-limit", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default="var/bench/train")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("trainer").setLevel(logging.INFO)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from devices.suite.instances import generate_split
+    from trainer.data import build_oracle_snapshot, read_snapshot, render_examples
+    from trainer.models import load_model
+    from trainer.rl import RlConfig, run_grpo
+    from trainer.sft import SftConfig, run_sft
+
+    out = Path(args.out)
+    model = Path(args.model)
+    snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=1)
+    examples, _ = render_examples(read_snapshot(snapshot), load_model(model).tokenizer)
+    results: dict = {"model": str(model), "threads": args.threads, "snapshot_rows": len(examples),
+                     "batch": args.batch, "max_length": args.max_length}
+
+    ours, plain = [], []
+    for rep in range(args.reps):
+        order = ("ours", "plain") if rep % 2 == 0 else ("plain", "ours")
+        for which in order:
+            if which == "ours":
+                r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(
+                    max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length))
+                ours.append(r.tokens_per_s)
+                results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
+                results["sft_checkpoint"] = str(r.checkpoint_dir)
+            else:
+                plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
+                                           args.max_length))
+            console.print(f"SFT {which}: {(ours if which == 'ours' else plain)[-1]:.0f} tok/s")
+    results["sft_tokens_per_s"] = statistics.median(ours)
+    results["plain_trl_tokens_per_s"] = statistics.median(plain)
+    results["sft_ratio"] = results["sft_tokens_per_s"] / results["plain_trl_tokens_per_s"]
+
+    tasks = generate_split("train", 1, 1)
+    rl = run_grpo(results["sft_checkpoint"], tasks, out / "rl", RlConfig(
+        max_steps=args.rl_steps, num_generations=args.group, max_completion_length=192, max_tool_calls=4))
+    results["grpo_steps_per_s"] = rl.steps_per_s
+    results["grpo_seconds_per_step"] = rl.seconds / max(1, rl.steps)
+    results["grpo_regimes"] = rl.regime_counts
+    console.print(f"GRPO+CARE: {rl.seconds / max(1, rl.steps):.1f} s/step, regimes {rl.regime_counts}")
+
+    if args.ablation_steps:
+        from trainer.evaluate import evaluate_policy
+        from trainer.policy import load_policy
+
+        dev = [t.model_copy(update={"max_steps": min(t.max_steps, 4)})
+               for t in generate_split("dev", 1, 0)][:args.eval_limit]
+        for label, care in (("grpo", False), ("grpo+care", True)):
+            run = run_grpo(results["sft_checkpoint"], tasks, out / label, RlConfig(
+                max_steps=args.ablation_steps, num_generations=args.group, care=care, seed=0,
+                max_completion_length=192, max_tool_calls=4))
+            summary = evaluate_policy(load_policy(run.checkpoint_dir), dev, split="dev", progress=False)
+            results[f"ablation_{label}"] = {"success": summary.success, "overall": summary.overall,
+                                            "overall_ci": summary.overall_ci,
+                                            "mean_output_tokens": summary.mean_output_tokens,
+                                            "train_success": run.metrics["success"],
+                                            "train_mean_output_tokens": run.metrics["mean_output_tokens"]}
+    (out / "train.json").write_text(json.dumps(results, indent=2, default=str))
+    table = Table("measure", "value", title=f"training bench: {model}")
+    for key, value in results.items():
+        table.add_row(key, f"{value:.3f}" if isinstance(value, float) else json.dumps(value, default=str))
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()

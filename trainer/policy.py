@@ -1,0 +1,202 @@
+"""The planner policy: a local causal LM that answers the harness context with one action.
+
+`ModelPolicy` follows the harness's Policy protocol (`begin(goal, catalogue)`,
+`next_action(observation)`): it sees the goal, the catalogue and observations only. Output that is not a valid action
+is counted as `invalid` and ends the episode with `finish`; it never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemas.actions import Finish
+from schemas.observations import Observation
+from trainer.envs import ACTION_NAMES, action_tools
+from trainer.prompt import (
+    InvalidAction,
+    episode_messages,
+    parse_completion,
+    render_context,
+)
+
+__all__ = ["ModelPolicy", "PolicyStats", "load_policy"]
+
+logger = logging.getLogger(__name__)
+
+# One action fits: the longest oracle answer in the suite is 131 SmolLM2 tokens (median 46).
+DEFAULT_MAX_NEW_TOKENS = 160
+# Past steps kept in the prompt; older ones are dropped to keep the prompt small.
+DEFAULT_HISTORY = 4
+TOOL_CALL_OPEN = "<tool_call>\n"
+TOOL_CALL_CLOSE = "\n</tool_call>"
+# The constrained answer: a JSON object naming one of the planner's actions.
+ACTION_JSON_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "enum": list(ACTION_NAMES)},
+                   "arguments": {"type": "object"}},
+    "required": ["name", "arguments"],
+}
+
+
+@dataclass
+class PolicyStats:
+    """Per-step figures: prompt and output tokens, valid and invalid answers."""
+
+    steps: int = 0
+    invalid: int = 0
+    prompt_tokens: list[int] = field(default_factory=list)
+    output_tokens: list[int] = field(default_factory=list)
+    invalid_reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def validity(self) -> float:
+        return 1.0 - self.invalid / self.steps if self.steps else 0.0
+
+
+class ModelPolicy:
+    """Greedy (or sampled) decoding of one action per step from a local model."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, name: str = "model",
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, history: int = DEFAULT_HISTORY,
+                 constrained: bool = False, temperature: float = 0.0, seed: int = 0,
+                 context: str = "planner") -> None:
+        if context not in ("planner", "harness"):
+            raise ValueError(f"context must be 'planner' or 'harness', not {context!r}")
+        self.name = name
+        self.context = context
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.history = history
+        self.temperature = temperature
+        self.seed = seed
+        self.stats = PolicyStats()
+        self._tools = action_tools()
+        self._constraint = _constraint(tokenizer) if constrained else None
+        self._goal = ""
+        self._catalogue: Any = None
+        self._context: str | None = None
+        self._steps: list[tuple[Any, Observation]] = []
+        self._last: Any = None
+        self.last_invalid: InvalidAction | None = None
+
+    # -- the Policy protocol ---------------------------------------------------------------------
+    def begin(self, goal: str, catalogue: Any) -> None:
+        """Starts an episode: the goal text and the harness's catalogue."""
+        self._goal, self._catalogue = goal, catalogue
+        self._context = None
+        self._steps = []
+        self._last = None
+        self.last_invalid = None
+
+    def prompt_messages(self, observation: Observation) -> list[dict[str, Any]]:
+        """Records `observation` as the result of the last action and returns the chat to answer next."""
+        if self._context is None:
+            self._context = render_context(self._goal, self._catalogue, observation=observation)
+        elif self._last is not None:
+            self._steps.append((self._last, observation))
+        if self.context == "harness":
+            return [{"role": "user", "content": self._harness_context()}]
+        return episode_messages(self._context, self._steps, self.history)
+
+    def next_action(self, observation: Observation) -> Any:
+        text = self._generate(self.prompt_messages(observation))
+        action = parse_completion(text)
+        self.stats.steps += 1
+        if isinstance(action, InvalidAction):
+            self.stats.invalid += 1
+            key = action.reason.split(":")[0]
+            self.stats.invalid_reasons[key] = self.stats.invalid_reasons.get(key, 0) + 1
+            self.last_invalid = action
+            self._last = None
+            return Finish()
+        self._last = action
+        return action
+
+    def _harness_context(self) -> str:
+        """The harness's own compact rendering (what the curator's snapshots carry as prompts), from
+        what this policy has seen: the goal, the catalogue and its steps (memory it cannot see)."""
+        from devices.harness.context import render_context as harness_context
+        from devices.harness.harness import Step
+        from devices.harness.spec import HarnessSpec
+        from devices.harness.state import HarnessState
+
+        steps = [Step(action, observation) for action, observation in self._steps]
+        return harness_context(self._goal, self._catalogue, HarnessState(), steps, HarnessSpec.default())
+
+    # -- decoding ----------------------------------------------------------------------------------
+    def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:
+        rendered = self.tokenizer.apply_chat_template(messages, tools=self._tools, tokenize=False,
+                                                      add_generation_prompt=True)
+        if self._constraint is not None:
+            rendered += TOOL_CALL_OPEN
+        return self.tokenizer(rendered, add_special_tokens=False)["input_ids"]
+
+    def _generate(self, messages: list[dict[str, Any]]) -> str:
+        import torch
+
+        ids = self.prompt_ids(messages)
+        self.stats.prompt_tokens.append(len(ids))
+        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
+                                  "eos_token_id": self.tokenizer.eos_token_id,
+                                  "pad_token_id": self.tokenizer.pad_token_id}
+        if self.temperature > 0:
+            torch.manual_seed(self.seed + self.stats.steps)
+            kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
+        else:
+            kwargs.update(do_sample=False)
+        if self._constraint is not None:
+            kwargs["prefix_allowed_tokens_fn"] = self._constraint(len(ids))
+        with torch.no_grad():
+            out = self.model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                                      **kwargs)
+        new = out[0, len(ids):].tolist()
+        self.stats.output_tokens.append(len(new))
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        if self._constraint is not None:
+            text = TOOL_CALL_OPEN + text.strip() + TOOL_CALL_CLOSE
+        return text
+
+
+def _constraint(tokenizer: Any) -> Any:
+    """lm-format-enforcer's JSON-schema constraint on the action object (its core API: its
+    transformers adapter imports a module transformers 5 removed)."""
+    try:
+        from lmformatenforcer import JsonSchemaParser, TokenEnforcer
+        from lmformatenforcer.tokenenforcer import TokenEnforcerTokenizerData
+    except ImportError as exc:
+        raise RuntimeError("constrained decoding needs lm-format-enforcer; install the 'train' extra") from exc
+    zero = tokenizer.encode("0", add_special_tokens=False)[-1]
+    special = set(tokenizer.all_special_ids)
+    regular = []
+    for token in range(len(tokenizer)):
+        if token in special:
+            continue
+        after_zero = tokenizer.decode([zero, token])[1:]
+        regular.append((token, after_zero, len(after_zero) > len(tokenizer.decode([token]))))
+    data = TokenEnforcerTokenizerData(regular, lambda ids: tokenizer.decode(ids).rstrip("\ufffd"),
+                                      tokenizer.eos_token_id, False, len(tokenizer))
+
+    def for_prompt(prompt_len: int) -> Any:
+        enforcer = TokenEnforcer(data, JsonSchemaParser(ACTION_JSON_SCHEMA))
+
+        def allowed(batch_id: int, sent: Any) -> list[int]:
+            return enforcer.get_allowed_tokens(sent.tolist()).allowed_tokens
+        return allowed
+
+    return for_prompt
+
+
+def load_policy(path: str | Path, **kwargs: Any) -> ModelPolicy:
+    """A ModelPolicy on the model in local directory `path` (a checkpoint or a base model)."""
+    from trainer.models import load_model
+
+    loaded = load_model(path)
+    loaded.model.eval()
+    meta = Path(path) / "flywheel_checkpoint.json"
+    name = json.loads(meta.read_text()).get("checkpoint_id", Path(path).name) if meta.is_file() else Path(path).name
+    return ModelPolicy(loaded.model, loaded.tokenizer, name=f"model:{name}", **kwargs)
