@@ -107,7 +107,7 @@ COMMANDS = [["services.archiver"], ["services.device_runner"],
             ["services.cli.main", "topics", "list"], ["services.cli.main", "broker", "status"],
             ["services.cli.main", "dlq", "show", "flywheel.tasks"],
             ["services.cli.main", "archive", "stats"], ["services.cli.main", "sql", "select 1"],
-            ["services.cli.main", "run", "--duration", "1"]]
+            ["services.cli.main", "run", "--examples", "0", "--duration", "1"]]
 
 
 @pytest.mark.parametrize("env", [{"FLYWHEEL_BROKER_PORT": "abc"},

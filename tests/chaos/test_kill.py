@@ -166,7 +166,8 @@ def test_device_runner_kill9_cycles_answer_every_acknowledged_action_once(
 
 
 def _run(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
-    return _spawn(["services.cli.main", "run", "--sim-devices", "0", *args], env, log)
+    return _spawn(["services.cli.main", "run", "--sim-devices", "0", "--examples", "0", *args],
+                  env, log)
 
 
 def _wait_for_run(bootstrap: str, store: ArchiveStore, log: Path,

@@ -80,7 +80,8 @@ def test_services_failing_under_run_lose_no_acknowledged_event(
 
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
-    result = CliRunner().invoke(app, ["run", "--sim-devices", "2", "--duration", str(WAIT_S)])
+    result = CliRunner().invoke(app, ["run", "--sim-devices", "2", "--examples", "0",
+                                         "--duration", str(WAIT_S)])
     sender.join(10)
     output = result.output
     words = " ".join(output.split())

@@ -30,7 +30,7 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
                 "PYTHONPATH": str(Path.cwd())})
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples",
-                             str(EXAMPLES), "--sim-devices", "0"], env=env, capture_output=True,
+                             str(EXAMPLES), "--sim-devices", "0", "--generations", "0"], env=env, capture_output=True,
                             text=True, timeout=WAIT_S, check=False)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -65,3 +65,31 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
         [files, [r["episode_event_id"] for r in rows], [r["episode_partition"] for r in rows],
          [r["episode_offset"] for r in rows]]).fetchone()[0]
     assert found == len(rows)
+
+
+def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_events(
+        tmp_path: Path) -> None:
+    """`flywheel run --generations 2`: data phase, then SFT and GRPO+CARE on the tiny model;
+    checkpoints exist, and their checkpoint/eval/feedback events are in the archive."""
+    data_dir = tmp_path / "var"
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
+                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
+                "PYTHONPATH": str(Path.cwd())})
+    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples", "40",
+                             "--sim-devices", "0", "--generations", "2", "--base-model", "tiny"],
+                            env=env, capture_output=True, text=True, timeout=2 * WAIT_S,
+                            check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "2 generation(s) trained" in output, output
+    assert "generation 1 (sft)" in output and "generation 2 (rl)" in output, output
+    checkpoints = sorted(p.name for p in (data_dir / "checkpoints").iterdir())
+    assert checkpoints[:2] == ["gen1", "gen2"], checkpoints
+    con = duckdb.connect()
+    files = [str(p) for p in ArchiveStore(data_dir / "archive").files()]
+    types = dict(con.execute("SELECT type, count(*) FROM read_parquet(?) GROUP BY type",
+                             [files]).fetchall())
+    assert types.get("checkpoint.saved") == 2, types
+    assert types.get("eval.reported") == 2, types
+    assert types.get("training.feedback_issued") == 2, types

