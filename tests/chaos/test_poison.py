@@ -22,6 +22,7 @@ from services.archiver.service import build_archiver
 from services.archiver.settings import ArchiverSettings
 from services.archiver.store import ArchiveStore
 from services.device_runner.decide import RunnerMemory, response_id
+from services.device_runner.farm import partition_for
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.codec import encode, headers_for
@@ -43,6 +44,9 @@ def _send_all(bootstrap: str, topic: str, valid: list[ActionRequested], corpus: 
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all",
                              max_request_size=4 * OVERSIZE_BYTES)
     where: dict[tuple[int, int], str] = {}
+    # The runner of sim-0 reads only the partition its actions are keyed to (the device farm),
+    # so the poison goes there whatever its key says: an attacker writing to that partition.
+    runner_part = partition_for("sim-0", len(producer.partitions_for(topic)))
     try:
         pending = list(corpus)
         for event in valid:
@@ -50,11 +54,11 @@ def _send_all(bootstrap: str, topic: str, valid: list[ActionRequested], corpus: 
                           headers=headers_for(event)).get(30)
             if pending:
                 bad = pending.pop(0)
-                meta = producer.send(topic, value=bad.value, key=bad.key,
+                meta = producer.send(topic, value=bad.value, key=bad.key, partition=runner_part,
                                      headers=list(bad.headers)).get(30)
                 where[(meta.partition, meta.offset)] = bad.kind
         for bad in pending:
-            meta = producer.send(topic, value=bad.value, key=bad.key,
+            meta = producer.send(topic, value=bad.value, key=bad.key, partition=runner_part,
                                  headers=list(bad.headers)).get(30)
             where[(meta.partition, meta.offset)] = bad.kind
     finally:
