@@ -25,6 +25,7 @@ TEMPLATE_MODULES = (
     "devices.suite.templates.tool_money",
     "devices.suite.templates.tool_life",
     "devices.suite.templates.tool_more",
+    "devices.suite.templates.tool_deep",
     "devices.suite.templates.tool_errands",
     "devices.suite.templates.memory",
     "devices.suite.templates.skills",
