@@ -29,7 +29,9 @@ TEMPLATE_MODULES = (
     "devices.suite.templates.tool_errands",
     "devices.suite.templates.memory",
     "devices.suite.templates.skills",
+    "devices.suite.templates.skills_deep",
     "devices.suite.templates.subagent",
+    "devices.suite.templates.subagent_deep",
 )
 
 
