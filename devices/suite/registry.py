@@ -28,6 +28,7 @@ TEMPLATE_MODULES = (
     "devices.suite.templates.tool_deep",
     "devices.suite.templates.tool_errands",
     "devices.suite.templates.memory",
+    "devices.suite.templates.memory_deep",
     "devices.suite.templates.skills",
     "devices.suite.templates.skills_deep",
     "devices.suite.templates.subagent",
