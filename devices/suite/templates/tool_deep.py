@@ -5,6 +5,9 @@ then two or more writes the goal asks for.
   older ones and a namesake's, then reply and star it.
 - `hotel_name_to_relation`: the upcoming hotel booking (not the past or cancelled one), its
   hotel's name (only `travel.get_hotel` has it), then text it to a relation.
+- `order_query_reply`: the email asking about an order (not a newsletter about orders), the order
+  id in its text, that order's status (`shopping.order_status`), then cancel it only if it has
+  not been delivered, and reply with the sentence that fits.
 - `favorite_for_guests`: the favourite recipe of a cuisine (not a favourite of another
   cuisine, not a non-favourite of the same), how many batches the guests need, then the
   cheapest in-stock offer of each ingredient, in that quantity.
@@ -13,6 +16,7 @@ then two or more writes the goal asks for.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from devices.suite.diff import Add, Allow, Update
@@ -168,4 +172,53 @@ class FavoriteForGuests(WorldTemplate):
             yield call("shopping.add_to_cart", product_id=best["id"], quantity=packs)
 
 
-TEMPLATES = [ReplyLatestFromRelation, HotelNameToRelation, FavoriteForGuests]
+_ORDER_ID = re.compile(r"\bor[0-9a-f]{5}\b")
+CANCELLED = "I cancelled it, sorry for the wait."
+DELIVERED = "It shows as delivered already."
+
+
+class OrderQueryReply(WorldTemplate):
+    name = "order_query_reply"
+    apps = ("email", "shopping")
+    tier = "hard"
+    chain = 2
+    lookups = ("email.search", "shopping.order_status")
+    goal_template = ("Someone emailed me asking about one of my orders. If it hasn't been delivered yet, cancel "
+                     "it and reply \"{cancelled}\"; if it has, just reply \"{delivered}\".")
+
+    def build(self, w: World) -> dict[str, Any]:
+        product = w.add("shopping", "products", "pr", name=w.draw(PHRASES3).split()[-1].title(), category="misc",
+                        price=w.money(5, 40), stock=10)
+        orders = [w.add("shopping", "orders", "or", items=[{"product_id": product["id"], "quantity": 1}],
+                        total=product["price"], address="1 Home St", status=status, placed_at=w.day(-k))
+                  for status, k in (("placed", 1), ("shipped", 3), ("delivered", 9))]
+        target = w.pick(orders)
+        asker = w.contact()
+        _mail(w, asker["email"], "Quick question about an order", 0, 9)
+        w.tables["email"]["emails"][-1]["body"] = f"Did order {target['id']} reach you? {w.draw(PHRASES3)}"
+        _mail(w, "news@shop.example", "Orders over $30 ship free this week", -1, 7)
+        return {"cancelled": CANCELLED, "delivered": DELIVERED, "_id": target["id"], "_status": target["status"],
+                "_to": asker["email"]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        cancel = p["_status"] != "delivered"
+        reply = Add("email", "emails", {"folder": "sent", "to": [p["_to"]], "body": CANCELLED if cancel else DELIVERED})
+        return ([Update("shopping", "orders", p["_id"], {"status": "cancelled"})] if cancel else []) + [reply, EMAIL_READ]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        mails = yield from lookup(observe, call("email.search", query="order", folder="inbox"))
+        asking = [(m, found.group(0)) for m in find_rows(mails) if (found := _ORDER_ID.search(m.get("body", "")))]
+        if len(asking) != 1:
+            return
+        mail, order_id = asking[0]
+        order = yield from lookup(observe, call("shopping.order_status", order_id=order_id))
+        if not order:
+            return
+        if order["status"] in ("placed", "shipped"):
+            yield call("shopping.cancel_order", order_id=order_id)
+            yield call("email.reply", id=mail["id"], body=p["cancelled"])
+        elif order["status"] == "delivered":
+            yield call("email.reply", id=mail["id"], body=p["delivered"])
+
+
+TEMPLATES = [ReplyLatestFromRelation, HotelNameToRelation, FavoriteForGuests, OrderQueryReply]
