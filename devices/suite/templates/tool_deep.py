@@ -8,6 +8,8 @@ then two or more writes the goal asks for.
 - `order_query_reply`: the email asking about an order (not a newsletter about orders), the order
   id in its text, that order's status (`shopping.order_status`), then cancel it only if it has
   not been delivered, and reply with the sentence that fits.
+- `playlist_opener_to_relation`: the playlist by its name (not its "... 2" twin), its first track
+  id, that track's title (`music.get_track`; playlists hold ids only), then a text to a relation.
 - `favorite_for_guests`: the favourite recipe of a cuisine (not a favourite of another
   cuisine, not a non-favourite of the same), how many batches the guests need, then the
   cheapest in-stock offer of each ingredient, in that quantity.
@@ -20,7 +22,16 @@ import re
 from typing import Any
 
 from devices.suite.diff import Add, Allow, Update
-from devices.suite.templates._vocab import CUISINES, DISHES, HOTELS, INGREDIENTS, PHRASES3
+from devices.suite.templates._vocab import (
+    ALBUMS3,
+    ARTISTS,
+    CUISINES,
+    DISHES,
+    HOTELS,
+    INGREDIENTS,
+    PHRASES3,
+    SONGS,
+)
 from devices.suite.templates._world import (
     RELATIONS,
     World,
@@ -221,4 +232,44 @@ class OrderQueryReply(WorldTemplate):
             yield call("email.reply", id=mail["id"], body=p["delivered"])
 
 
-TEMPLATES = [ReplyLatestFromRelation, HotelNameToRelation, FavoriteForGuests, OrderQueryReply]
+class PlaylistOpenerToRelation(WorldTemplate):
+    name = "playlist_opener_to_relation"
+    apps = ("music", "contacts", "messages")
+    tier = "hard"
+    chain = 2
+    lookups = ("music.list_playlists", "music.get_track", "contacts.search")
+    goal_template = "Text my {relation} the title of the song my '{playlist}' playlist opens with."
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation = w.pick(RELATIONS)
+        target, _ = w.people(relation)
+        artist = w.draw(ARTISTS)
+        album = w.draw(ALBUMS3)
+        titles = w.draw(SONGS, 3)
+        tracks = [w.add("music", "tracks", "tk", title=t, artist=artist, album=album, minutes=w.rng.randint(2, 6),
+                        liked=False) for t in titles]
+        name = w.draw(ALBUMS3)
+        order = w.pick(tracks, 3)
+        w.add("music", "playlists", "pls", name=name, track_ids=[t["id"] for t in order])
+        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[t["id"] for t in reversed(order)])
+        return {"relation": relation, "playlist": name, "_phone": target["phone"], "_title": order[0]["title"]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": p["_title"]})]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        playlists = yield from lookup(observe, call("music.list_playlists"))
+        playlist = one(playlists, name=p["playlist"])
+        if not playlist or not playlist["track_ids"]:
+            return
+        track = yield from lookup(observe, call("music.get_track", id=playlist["track_ids"][0]))
+        if not track:
+            return
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if person:
+            yield call("messages.send", contact=person["name"], body=track["title"])
+
+
+TEMPLATES = [ReplyLatestFromRelation, HotelNameToRelation, FavoriteForGuests, OrderQueryReply,
+             PlaylistOpenerToRelation]
