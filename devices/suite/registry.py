@@ -25,9 +25,15 @@ TEMPLATE_MODULES = (
     "devices.suite.templates.tool_money",
     "devices.suite.templates.tool_life",
     "devices.suite.templates.tool_more",
+    "devices.suite.templates.tool_deep",
+    "devices.suite.templates.tool_errands",
+    "devices.suite.templates.family_errands",
     "devices.suite.templates.memory",
+    "devices.suite.templates.memory_deep",
     "devices.suite.templates.skills",
+    "devices.suite.templates.skills_deep",
     "devices.suite.templates.subagent",
+    "devices.suite.templates.subagent_deep",
 )
 
 

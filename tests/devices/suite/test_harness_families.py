@@ -22,7 +22,7 @@ from devices.suite.template import tier_for
 from devices.suite.templates._profile import profile
 from schemas.actions import Delegate, Finish, MemoryRead, MemoryWrite, ToolCall, UseSkill
 
-MODULES = ("memory", "skills", "subagent")
+MODULES = ("memory", "skills", "subagent", "memory_deep", "skills_deep", "subagent_deep", "family_errands")
 FAMILIES = ("memory", "skills", "subagent")
 TEMPLATES = [cls() for m in MODULES
              for cls in importlib.import_module(f"devices.suite.templates.{m}").TEMPLATES]

@@ -1,0 +1,275 @@
+"""Deeper tool templates: each needs a chain of lookups whose results decide the next calls,
+then two or more writes the goal asks for.
+
+- `reply_latest_from_relation`: who "my boss" is, then that person's latest email among
+  older ones and a namesake's, then reply and star it.
+- `hotel_name_to_relation`: the upcoming hotel booking (not the past or cancelled one), its
+  hotel's name (only `travel.get_hotel` has it), then text it to a relation.
+- `order_query_reply`: the email asking about an order (not a newsletter about orders), the order
+  id in its text, that order's status (`shopping.order_status`), then cancel it only if it has
+  not been delivered, and reply with the sentence that fits.
+- `playlist_opener_to_relation`: the playlist by its name (not its "... 2" twin), its first track
+  id, that track's title (`music.get_track`; playlists hold ids only), then a text to a relation.
+- `favorite_for_guests`: the favourite recipe of a cuisine (not a favourite of another
+  cuisine, not a non-favourite of the same), how many batches the guests need, then the
+  cheapest in-stock offer of each ingredient, in that quantity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from devices.suite.diff import Add, Allow, Update
+from devices.suite.templates._vocab import (
+    ALBUMS3,
+    ARTISTS,
+    CUISINES,
+    DISHES,
+    HOTELS,
+    INGREDIENTS,
+    PHRASES3,
+    SONGS,
+)
+from devices.suite.templates._world import (
+    RELATIONS,
+    World,
+    WorldTemplate,
+    call,
+    find_rows,
+    lookup,
+    now_of,
+    one,
+)
+
+__all__ = ["TEMPLATES"]
+
+EMAIL_READ = Allow("email", "emails", kinds=("changed",), fields=("read",))
+
+
+def _mail(w: World, sender: str, subject: str, day: int, hour: int) -> dict[str, Any]:
+    return w.add("email", "emails", "em", folder="inbox", sender=sender, to=["me@example.com"],
+                 subject=subject, body=f"{subject}.", received_at=f"{w.day(day)}T{hour:02d}:{w.rng.randrange(60):02d}",
+                 read=False, starred=False)
+
+
+class ReplyLatestFromRelation(WorldTemplate):
+    name = "reply_latest_from_relation"
+    apps = ("contacts", "email")
+    tier = "hard"
+    chain = 2
+    lookups = ("contacts.search", "email.search")
+    goal_template = "Answer the latest email from my {relation} with \"{phrase}\", and star that email."
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation = w.pick(RELATIONS)
+        target, everyone = w.people(relation)
+        namesake = everyone[1]
+        subjects = ["Quick question", "Following up", "Re: plans", "One more thing"]
+        w.rng.shuffle(subjects)
+        _mail(w, target["email"], subjects[0], -w.rng.randint(4, 9), 9)
+        latest = _mail(w, target["email"], subjects[1], -w.rng.randint(0, 2), 8)
+        _mail(w, namesake["email"], subjects[2], 0, 11)  # newer, but from the namesake
+        return {"relation": relation, "phrase": w.draw(PHRASES3), "_to": target["email"], "_id": latest["id"]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("email", "emails", {"folder": "sent", "to": [p["_to"]], "body": p["phrase"]}),
+                Update("email", "emails", p["_id"], {"starred": True}, free=("read",)), EMAIL_READ]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if not person:
+            return
+        mails = yield from lookup(observe, call("email.search", query=person["email"], folder="inbox"))
+        theirs = sorted(find_rows(mails, sender=person["email"]), key=lambda r: r["received_at"])
+        if theirs:
+            yield call("email.reply", id=theirs[-1]["id"], body=p["phrase"])
+            yield call("email.star", id=theirs[-1]["id"], starred=True)
+
+
+class HotelNameToRelation(WorldTemplate):
+    name = "hotel_name_to_relation"
+    apps = ("travel", "contacts", "messages")
+    tier = "hard"
+    chain = 2
+    lookups = ("travel.list_bookings", "travel.get_hotel", "contacts.search")
+    goal_template = "Text my {relation} the name of the hotel I'm booked into next."
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation = w.pick(RELATIONS)
+        target, _ = w.people(relation)
+        names = w.draw(HOTELS, 3)
+        hotels = [w.add("travel", "hotels", "ho", name=n, city="", price_per_night=w.money(80, 200),
+                        rating=round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
+        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[1]["id"], passengers=1, nights=2,
+              check_in=w.day(-w.rng.randint(5, 30)), total=250.0, status="confirmed")  # past stay
+        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[2]["id"], passengers=1, nights=3,
+              check_in=w.day(w.rng.randint(2, 6)), total=390.0, status="cancelled")
+        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[0]["id"], passengers=1, nights=2,
+              check_in=w.day(w.rng.randint(7, 20)), total=310.0, status="confirmed")
+        return {"relation": relation, "_phone": target["phone"], "_hotel": names[0]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": ("~", p["_hotel"])})]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        bookings = yield from lookup(observe, call("travel.list_bookings"))
+        today = now_of(observe).strftime("%Y-%m-%d")
+        ahead = sorted((b for b in find_rows(bookings, kind="hotel", status="confirmed") if b["check_in"] >= today),
+                       key=lambda b: b["check_in"])
+        if not ahead:
+            return
+        hotel = yield from lookup(observe, call("travel.get_hotel", id=ahead[0]["ref_id"]))
+        if not hotel:
+            return
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if person:
+            yield call("messages.send", contact=person["name"], body=f"I'm staying at {hotel['name']}.")
+
+
+class FavoriteForGuests(WorldTemplate):
+    name = "favorite_for_guests"
+    apps = ("recipes", "shopping")
+    tier = "hard"
+    chain = 2
+    lookups = ("recipes.list_favorites", "shopping.search")
+    goal_template = ("I'm cooking my favourite {cuisine} recipe for {guests} people. Put its ingredients in the "
+                     "cart: the cheapest in-stock offer of each, one pack per batch of the recipe (batches "
+                     "rounded up).")
+
+    def build(self, w: World) -> dict[str, Any]:
+        cuisine, other = w.draw(CUISINES, 2)
+        dishes = w.draw(DISHES, 3)
+        ingredients = w.draw(INGREDIENTS, 3)
+        servings = w.pick([2, 3, 4])
+        guests = w.pick([g for g in range(5, 13) if g % servings])
+        mine = ingredients[:2]
+        w.add("recipes", "recipes", "rc", title=dishes[0], cuisine=cuisine, minutes=40, servings=servings,
+              ingredients=mine, favorite=True, rating=0)
+        w.add("recipes", "recipes", "rc", title=dishes[1], cuisine=other, minutes=30, servings=4,
+              ingredients=[ingredients[2], ingredients[0]], favorite=True, rating=0)
+        w.add("recipes", "recipes", "rc", title=dishes[2], cuisine=cuisine, minutes=50, servings=4,
+              ingredients=[ingredients[2]], favorite=False, rating=0)
+        picks = []
+        for ing in ingredients:
+            prices = sorted(w.money(1, 12) for _ in range(3))
+            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (bulk)", category="grocery",
+                  price=prices[0], stock=0)
+            best = w.add("shopping", "products", "pr", name=ing.capitalize(), category="grocery",
+                         price=prices[1], stock=30)
+            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (deli)", category="grocery",
+                  price=prices[2], stock=30)
+            if ing in mine:
+                picks.append(best["id"])
+        return {"cuisine": cuisine, "guests": guests, "_ids": picks, "_packs": math.ceil(guests / servings)}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("shopping", "cart", {"product_id": pid, "quantity": p["_packs"]}) for pid in p["_ids"]]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        favorites = yield from lookup(observe, call("recipes.list_favorites"))
+        recipe = one(favorites, cuisine=p["cuisine"])
+        if not recipe:
+            return
+        packs = math.ceil(p["guests"] / recipe["servings"])
+        for ingredient in recipe["ingredients"]:
+            offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
+            if not offers:
+                return
+            best = min(find_rows(offers), key=lambda r: r["price"])
+            yield call("shopping.add_to_cart", product_id=best["id"], quantity=packs)
+
+
+_ORDER_ID = re.compile(r"\bor[0-9a-f]{5}\b")
+CANCELLED = "I cancelled it, sorry for the wait."
+DELIVERED = "It shows as delivered already."
+
+
+class OrderQueryReply(WorldTemplate):
+    name = "order_query_reply"
+    apps = ("email", "shopping")
+    tier = "hard"
+    chain = 2
+    lookups = ("email.search", "shopping.order_status")
+    goal_template = ("Someone emailed me asking about one of my orders. If it hasn't been delivered yet, cancel "
+                     "it and reply \"{cancelled}\"; if it has, just reply \"{delivered}\".")
+
+    def build(self, w: World) -> dict[str, Any]:
+        product = w.add("shopping", "products", "pr", name=w.draw(PHRASES3).split()[-1].title(), category="misc",
+                        price=w.money(5, 40), stock=10)
+        orders = [w.add("shopping", "orders", "or", items=[{"product_id": product["id"], "quantity": 1}],
+                        total=product["price"], address="1 Home St", status=status, placed_at=w.day(-k))
+                  for status, k in (("placed", 1), ("shipped", 3), ("delivered", 9))]
+        target = w.pick(orders)
+        asker = w.contact()
+        _mail(w, asker["email"], "Quick question about an order", 0, 9)
+        w.tables["email"]["emails"][-1]["body"] = f"Did order {target['id']} reach you? {w.draw(PHRASES3)}"
+        _mail(w, "news@shop.example", "Orders over $30 ship free this week", -1, 7)
+        return {"cancelled": CANCELLED, "delivered": DELIVERED, "_id": target["id"], "_status": target["status"],
+                "_to": asker["email"]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        cancel = p["_status"] != "delivered"
+        reply = Add("email", "emails", {"folder": "sent", "to": [p["_to"]], "body": CANCELLED if cancel else DELIVERED})
+        return ([Update("shopping", "orders", p["_id"], {"status": "cancelled"})] if cancel else []) + [reply, EMAIL_READ]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        mails = yield from lookup(observe, call("email.search", query="order", folder="inbox"))
+        asking = [(m, found.group(0)) for m in find_rows(mails) if (found := _ORDER_ID.search(m.get("body", "")))]
+        if len(asking) != 1:
+            return
+        mail, order_id = asking[0]
+        order = yield from lookup(observe, call("shopping.order_status", order_id=order_id))
+        if not order:
+            return
+        if order["status"] in ("placed", "shipped"):
+            yield call("shopping.cancel_order", order_id=order_id)
+            yield call("email.reply", id=mail["id"], body=p["cancelled"])
+        elif order["status"] == "delivered":
+            yield call("email.reply", id=mail["id"], body=p["delivered"])
+
+
+class PlaylistOpenerToRelation(WorldTemplate):
+    name = "playlist_opener_to_relation"
+    apps = ("music", "contacts", "messages")
+    tier = "hard"
+    chain = 2
+    lookups = ("music.list_playlists", "music.get_track", "contacts.search")
+    goal_template = "Text my {relation} the title of the song my '{playlist}' playlist opens with."
+
+    def build(self, w: World) -> dict[str, Any]:
+        relation = w.pick(RELATIONS)
+        target, _ = w.people(relation)
+        artist = w.draw(ARTISTS)
+        album = w.draw(ALBUMS3)
+        titles = w.draw(SONGS, 3)
+        tracks = [w.add("music", "tracks", "tk", title=t, artist=artist, album=album, minutes=w.rng.randint(2, 6),
+                        liked=False) for t in titles]
+        name = w.draw(ALBUMS3)
+        order = w.pick(tracks, 3)
+        w.add("music", "playlists", "pls", name=name, track_ids=[t["id"] for t in order])
+        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[t["id"] for t in reversed(order)])
+        return {"relation": relation, "playlist": name, "_phone": target["phone"], "_title": order[0]["title"]}
+
+    def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        return [Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": p["_title"]})]
+
+    def solve(self, p: dict[str, Any], observe: Any) -> Any:
+        playlists = yield from lookup(observe, call("music.list_playlists"))
+        playlist = one(playlists, name=p["playlist"])
+        if not playlist or not playlist["track_ids"]:
+            return
+        track = yield from lookup(observe, call("music.get_track", id=playlist["track_ids"][0]))
+        if not track:
+            return
+        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
+        person = one(people, relation=p["relation"])
+        if person:
+            yield call("messages.send", contact=person["name"], body=track["title"])
+
+
+TEMPLATES = [ReplyLatestFromRelation, HotelNameToRelation, FavoriteForGuests, OrderQueryReply,
+             PlaylistOpenerToRelation]
