@@ -356,6 +356,16 @@ class TypedBatchConsumer:
                            type(error).__name__)
             return None
 
+    def seek_to_end(self) -> None:
+        """Moves every assigned partition to its end now (not lazily at the first fetch), so
+        a reader of replies sees every record produced after this returns."""
+        async def seek() -> None:
+            await self._consumer.seek_to_end()
+            for tp in self._consumer.assignment():
+                await self._consumer.position(tp)
+
+        self._loop.call(seek())
+
     def assignment(self) -> set[TopicPartition]:
         return set(self._consumer.assignment())
 
