@@ -61,7 +61,8 @@ class ReplyRouter:
         self._waiting: dict[str, Future[Reply]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._producer = TypedProducer(bootstrap, client_id=client_id)
+        # A request is sent alone and waited on: no linger (the default 5 ms batches events).
+        self._producer = TypedProducer(bootstrap, client_id=client_id, linger_ms=0)
         # No group: every partition, from its end (positioned now, before any request goes
         # out, so no answer can slip past); answers to nobody's request are skipped.
         self._consumer = TypedBatchConsumer(bootstrap, [observations], None,
