@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             for device_id in ids:
                 ready = threading.Event()
                 settings = DeviceRunnerSettings(device_id=device_id, group_id=f"bench-{run}",
-                                                start_from="latest", poll_timeout_ms=100)
+                                                start_from="earliest", poll_timeout_ms=100)
                 thread = threading.Thread(target=run_device_runner, daemon=True, args=(
                     settings, Harness(SimPhone(device_id)), stop), kwargs={
                     "bootstrap": broker.bootstrap, "actions": actions,

@@ -138,6 +138,8 @@ class RemoteDevice:
         self.episode_id: str | None = None
         self.correlation_id: str | None = None
         self._step = 0
+        self._attempt = 0  # bumped by every reset: a late failure of an abandoned call (the
+        # rollout's own call timeout gave up on it) must not mark the next episode lost
         self._lost: str | None = None
         self._view: Observation | None = None  # the current view, when nothing changed since
 
@@ -149,6 +151,7 @@ class RemoteDevice:
     def reset(self, task: TaskInstance) -> Observation:
         episode_id = self.episode_id or f"{task.task_id}-{uuid.uuid4().hex[:8]}"
         self.episode_id, self._step, self._lost = episode_id, 0, None
+        self._attempt += 1
         reply = self._send("observe", _NO_ACTION, task=task)
         self._view = reply.observation
         return reply.observation
@@ -209,13 +212,16 @@ class RemoteDevice:
             task_id=task.task_id if task is not None else None,
             task_params=task_params_for(task) if task is not None else None)
         self._step += 1
+        attempt = self._attempt
         try:
             reply = self.router.request(event, self.timeout_s)
         except DeviceLost as error:
-            self._lost = str(error)
+            if attempt == self._attempt:
+                self._lost = str(error)
             raise
         if isinstance(reply, DeviceFailed):
-            self._lost = f"{reply.reason}: {reply.message}"
+            if attempt == self._attempt:
+                self._lost = f"{reply.reason}: {reply.message}"
             if reply.reason == "reset_failed":
                 raise DeviceError(f"{self.device_id} could not reset: {reply.message}")
             raise DeviceLost(f"{self.device_id} failed ({reply.reason}): {reply.message}")

@@ -96,6 +96,11 @@ def _verdicts(tasks: list[TaskProposed], ended: list[EpisodeEnded], blobs: Path
     return out
 
 
+def _steps(episode: EpisodeEnded) -> list[dict[str, Any]]:
+    """Each step's action, observation, tokens and tool calls (not its latency)."""
+    return [s.model_dump(mode="json", exclude={"latency_ms"}) for s in episode.steps]
+
+
 def _in_process(tasks: list[TaskProposed], blobs: Path) -> list[EpisodeEnded]:
     rollout = Rollout(SimPhone("local"), load_policy("oracle"), "oracle", BlobStore(blobs))
     try:
@@ -146,7 +151,7 @@ def test_the_service_through_runners_gives_the_in_process_verdicts(bootstrap: st
     assert all(e.outcome == "finished" and e.failure is None for e in remote)
     # The same final states byte for byte (so the same blobs), hence the same verdicts.
     assert [e.final_state for e in remote] == [e.final_state for e in local]
-    assert [len(e.steps) for e in remote] == [len(e.steps) for e in local]
+    assert [_steps(e) for e in remote] == [_steps(e) for e in local]
     local_verdicts = _verdicts(tasks, local, tmp_path / "local")
     assert _verdicts(tasks, remote, tmp_path / "remote" / "blobs") == local_verdicts
     assert all(passed for passed, _ in local_verdicts.values())
