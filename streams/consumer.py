@@ -221,6 +221,8 @@ class TypedBatchConsumer:
                         count = self.topics[name].partitions
                     parts += [TopicPartition(name, p) for p in partitions(name, count)]
                 consumer.assign(parts)
+                for tp in parts:  # positioned now (committed offset, else the reset policy),
+                    await consumer.position(tp)  # so 'latest' keeps what is sent after start
                 return consumer
             if group_id is not None:
                 # Subscribed before start(): start() then returns once the group is joined and

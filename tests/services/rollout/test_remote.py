@@ -23,7 +23,7 @@ from schemas.settings import SettingsError
 from schemas.tasks import TaskProposed
 from schemas.topics import Topic
 from services.dataflow.ids import derived_id
-from services.dataflow.tasks import ScriptedOracle, task_event
+from services.dataflow.tasks import ScriptedOracle, instance_of, task_event
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import DeviceRunnerSettings
@@ -56,7 +56,7 @@ def _tasks(count: int) -> list[TaskProposed]:
 
 @contextmanager
 def _runners(bootstrap: str, device_ids: list[str], actions: Topic, observations: Topic,
-             phones: dict[str, Any] | None = None
+             phones: dict[str, Any] | None = None, start_from: str = "earliest"
              ) -> Iterator[dict[str, threading.Event]]:
     """One device runner thread per id (a Harness around a SimPhone, as open_device builds);
     yields each runner's stop event."""
@@ -65,7 +65,7 @@ def _runners(bootstrap: str, device_ids: list[str], actions: Topic, observations
     threads: list[threading.Thread] = []
     for device_id in device_ids:
         settings = DeviceRunnerSettings(device_id=device_id, group_id=group,
-                                        start_from="earliest", poll_timeout_ms=100)
+                                        start_from=start_from, poll_timeout_ms=100)
         phone = (phones or {}).get(device_id) or Harness(SimPhone(device_id))
         stop, ready = threading.Event(), threading.Event()
         thread = threading.Thread(target=run_device_runner, daemon=True, args=(settings, phone,
@@ -209,6 +209,21 @@ def test_a_failed_device_ends_the_episode_with_the_runners_reason(bootstrap: str
         rollout.close()
     assert ended.outcome == "device_failed" and "unplugged" in (ended.failure or "")
     assert ended.final_state is None and took < 10
+
+
+def test_a_runner_reading_from_latest_answers_a_request_sent_right_after_it_is_ready(
+        bootstrap: str, fresh_topic) -> None:
+    """The runner's partition is positioned before on_ready, not lazily at its first fetch
+    (which would skip a request sent in between)."""
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    [task] = _tasks(1)
+    with ReplyRouter(bootstrap, actions=actions, observations=observations) as router:
+        for device_id in ("sim-0", "sim-1", "sim-2"):
+            with _runners(bootstrap, [device_id], actions, observations, start_from="latest"):
+                device = RemoteDevice(device_id, router, timeout_s=5)
+                device.bind(f"ep-{device_id}")
+                seen = device.reset(instance_of(task))
+                assert seen.step == 0 and device.device_state()["tables"]
 
 
 def test_remote_requests_are_validated() -> None:
