@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, model_validator
 
 from schemas.actions import Action
 from schemas.envelope import Event, Frozen
@@ -51,6 +51,19 @@ class ActionRequested(Event):
     action: Action
     task_id: str | None = Field(default=None, description="Set on step 0: the task to reset to.")
     task_params: dict[str, JsonValue] | None = None
+    request: Literal["act", "observe", "advance", "call_tool", "device_state"] = Field(
+        default="act", description="What the runner does: 'act' executes `action` (one device "
+        "step); the rest serve a harness running in the rollout: 'observe' only observes "
+        "(step 0: a bare reset), 'advance' spends a step with no effect, 'call_tool' runs the "
+        "ToolCall in `action` without spending a step, 'device_state' also returns the "
+        "device part of the final state. `action` is ignored unless act or call_tool.")
+
+    @model_validator(mode="after")
+    def _tool_for_call_tool(self) -> ActionRequested:
+        if self.request == "call_tool" and self.action.action_type != "tool_call":
+            raise ValueError(f"a call_tool request carries a tool_call action, not "
+                             f"{self.action.action_type}")
+        return self
 
 
 class ObservationRecorded(Event):
@@ -61,6 +74,9 @@ class ObservationRecorded(Event):
     device_id: str
     step: int = Field(ge=0)
     observation: Observation
+    device_state: dict[str, JsonValue] | None = Field(
+        default=None, description="The device part of the final state ({tables, settings, "
+        "clock_ms}), answering a 'device_state' request; None otherwise.")
 
 
 class DeviceFailed(Event):

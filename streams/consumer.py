@@ -221,6 +221,8 @@ class TypedBatchConsumer:
                         count = self.topics[name].partitions
                     parts += [TopicPartition(name, p) for p in partitions(name, count)]
                 consumer.assign(parts)
+                for tp in parts:  # positioned now (committed offset, else the reset policy),
+                    await consumer.position(tp)  # so 'latest' keeps what is sent after start
                 return consumer
             if group_id is not None:
                 # Subscribed before start(): start() then returns once the group is joined and
@@ -355,6 +357,16 @@ class TypedBatchConsumer:
                            tp.partition, error_sentence(error) if str(error) else
                            type(error).__name__)
             return None
+
+    def seek_to_end(self) -> None:
+        """Moves every assigned partition to its end now (not lazily at the first fetch), so
+        a reader of replies sees every record produced after this returns."""
+        async def seek() -> None:
+            await self._consumer.seek_to_end()
+            for tp in self._consumer.assignment():
+                await self._consumer.position(tp)
+
+        self._loop.call(seek())
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._consumer.assignment())

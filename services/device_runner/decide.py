@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import Literal
+from typing import Any, Literal
 
 from devices.protocol import TaskInstance
 from schemas.envelope import Event
@@ -135,6 +135,7 @@ class DeviceOutcome:
     kind: OutcomeKind
     observation: Observation | None = None
     message: str = ""
+    device_state: dict[str, Any] | None = None  # the answer to a 'device_state' request
 
 
 Directive = Execute | Replay | Dropped
@@ -150,7 +151,7 @@ def decide(state: RunnerState, message: ActionRequested | DeviceOutcome, now: da
     if event.device_id != state.device_id:
         return [Dropped(event, "for another device")]
     last = state.last
-    if last is not None and last.episode_id == event.episode_id:
+    if last is not None and last.episode_id == event.episode_id and not _restarts(last, event):
         if last.step == event.step:
             return [Replay(event, last.events)]
         if event.step < last.step:
@@ -196,13 +197,20 @@ def evolve(state: RunnerState, event: Produced) -> RunnerState:
     return dataclasses.replace(state, last=executed, episode=None, failed=state.failed + 1)
 
 
+def _restarts(last: Executed, event: ActionRequested) -> bool:
+    """A step 0 that is not the one already answered (another request id) starts the episode
+    again (a rollout re-running it after a crash or a retry): reset, never replay."""
+    return event.step == 0 and all(e.causation_id != event.event_id for e in last.events)
+
+
 def _report(outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
     event = outcome.request
     if outcome.kind == "observed" and outcome.observation is not None:
         return ObservationRecorded(event_id=response_id(event), source=SOURCE,
                                    episode_id=event.episode_id,
                                    device_id=event.device_id, step=event.step,
-                                   observation=outcome.observation, **event.caused())
+                                   observation=outcome.observation,
+                                   device_state=outcome.device_state, **event.caused())
     reason = _REASONS.get(outcome.kind, "crashed")
     return _failed(event, reason, outcome.message or f"{event.device_id}: {outcome.kind}")
 

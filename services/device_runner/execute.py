@@ -13,9 +13,11 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
+from devices.harness.harness import Harness, device_state
 from devices.protocol import Device, DeviceError, DeviceLost
 from schemas.envelope import Event
 from schemas.episodes import ActionRequested, DeviceFailed
+from schemas.observations import Observation
 from services.device_runner.decide import (
     DeviceOutcome,
     Dropped,
@@ -27,7 +29,7 @@ from services.device_runner.decide import (
 )
 from services.device_runner.guard import ActionGuard, ActionTimedOut, DeviceBusy
 
-__all__ = ["execute", "handle"]
+__all__ = ["execute", "handle", "perform"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +75,10 @@ def execute(device: Device, directive: Execute, guard: ActionGuard) -> DeviceOut
         failed = _reset(device, request, task, guard)
         if failed is not None:
             return failed
+    what = (f"{request.action.action_type} on {device_id}" if request.request == "act"
+            else f"{request.request} on {device_id}")
     try:
-        observation = guard.call(lambda: device.act(request.action),
-                                 f"{request.action.action_type} on {device_id}")
+        observation, state = guard.call(lambda: perform(device, request), what)
     except DeviceLost as error:
         return DeviceOutcome(request, "lost", message=str(error))
     except (ActionTimedOut, TimeoutError) as error:
@@ -98,7 +101,41 @@ def execute(device: Device, directive: Execute, guard: ActionGuard) -> DeviceOut
                          request.episode_id)
         return DeviceOutcome(request, "crashed",
                              message=f"{device_id} crashed: {type(error).__name__}: {error}")
-    return DeviceOutcome(request, "observed", observation=observation)
+    return DeviceOutcome(request, "observed", observation=observation, device_state=state)
+
+
+def perform(device: Device, request: ActionRequested) -> tuple[Observation, dict | None]:
+    """Carries out one request on the device: the observation after it and, for a
+    'device_state' request, the device part of the final state.
+
+    Requests other than 'act' serve a harness that runs in the rollout (RemoteDevice): they go
+    to the phone itself, past the runner's own harness, as the rollout's harness would call a
+    local phone (advance and call_tool spend no fault; call_tool spends no step)."""
+    kind = request.request
+    if kind == "act":
+        return device.act(request.action), None
+    phone = _phone(device)
+    if kind == "advance":
+        advance = getattr(phone, "advance", None)
+        if advance is not None:
+            advance()
+        return phone.observe(), None
+    if kind == "call_tool":
+        action = request.action
+        direct = getattr(phone, "call_tool", None)
+        if direct is not None:
+            result = direct(action.name, dict(action.arguments))  # type: ignore[union-attr]
+        else:
+            result = phone.act(action).result
+        return phone.observe().model_copy(update={"result": result}), None
+    if kind == "device_state":
+        return phone.observe(), device_state(phone)
+    return phone.observe(), None  # observe (and a bare reset on step 0)
+
+
+def _phone(device: Device) -> Device:
+    """The phone inside the runner's harness (open_device wraps every phone in one)."""
+    return device.device if isinstance(device, Harness) else device
 
 
 def _reset(device: Device, request: ActionRequested, task: object, guard: ActionGuard

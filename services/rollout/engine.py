@@ -109,6 +109,9 @@ class Rollout:
         steps: list[Step] = []
         outcome, failure, answer = "max_steps", None, None
         total = TokenUsage()
+        bind = getattr(self.device.device, "bind", None)
+        if bind is not None:  # a RemoteDevice sends its requests under this episode's id
+            bind(episode_id, proposed.correlation_id)
         try:
             observation = self._device(self.device.reset, task)
             if isinstance(self.policy, (ScriptedOracle, OraclePolicy)):
@@ -144,9 +147,15 @@ class Rollout:
             outcome, failure = "error", f"{type(error).__name__}: {error}"
         final_state = None
         if outcome != "timeout":
-            data = json.dumps(self.device.final_state(), sort_keys=True,
-                              separators=(",", ":"), default=str).encode()
-            final_state = self.blobs.put(data, "application/json")
+            try:
+                state = self.device.final_state()
+            except DeviceError as error:  # a lost remote device has no state to report
+                failure = failure or f"the device could not report its final state: {error}"
+                outcome = "device_failed"
+            else:
+                data = json.dumps(state, sort_keys=True, separators=(",", ":"),
+                                  default=str).encode()
+                final_state = self.blobs.put(data, "application/json")
         ended = EpisodeEnded(
             event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
             task_id=task.task_id, device_id=self.device.device_id,

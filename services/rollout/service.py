@@ -19,6 +19,7 @@ from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS, Topic
 from services.rollout.engine import Rollout
 from services.rollout.policies import load_policy
+from services.rollout.remote import ACTIONS, OBSERVATIONS, RemoteDevice, ReplyRouter
 from services.rollout.settings import RolloutSettings
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
@@ -66,17 +67,30 @@ def stats_path(data_dir: str | Path) -> Path:
 def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
                 stop: threading.Event, *, tasks: Topic = TASKS, episodes: Topic = EPISODES,
                 stats: RolloutStats | None = None,
-                on_batch: Callable[[RolloutStats], None] | None = None) -> RolloutStats:
-    """Serves tasks until `stop` is set."""
+                on_batch: Callable[[RolloutStats], None] | None = None,
+                actions: Topic = ACTIONS, observations: Topic = OBSERVATIONS) -> RolloutStats:
+    """Serves tasks until `stop` is set: on in-process SimPhones, or, when
+    `settings.devices` names devices, through their runners over `actions`/`observations`."""
     from devices.sim import SimPhone
 
-    stats = stats if stats is not None else RolloutStats(concurrency=settings.concurrency)
+    remote = settings.device_ids
+    concurrency = len(remote) or settings.concurrency
+    stats = stats if stats is not None else RolloutStats(concurrency=concurrency)
     blobs = BlobStore(blob_dir(data_dir))
-    workers = [Rollout(SimPhone(f"rollout-sim-{i}"), load_policy(settings.policy, i),
-                       settings.policy, blobs, call_timeout_s=settings.call_timeout_s,
+    router = (ReplyRouter(bootstrap, actions=actions, observations=observations)
+              if remote else None)
+    if router is not None:
+        environment = "sim" if all(d.startswith("sim") for d in remote) else "device"
+        devices = [RemoteDevice(d, router, timeout_s=settings.device_timeout_s) for d in remote]
+        logger.info("rolling out through the runners of %s", ", ".join(remote))
+    else:
+        environment = "sim"
+        devices = [SimPhone(f"rollout-sim-{i}") for i in range(concurrency)]
+    workers = [Rollout(device, load_policy(settings.policy, i), settings.policy, blobs,
+                       environment=environment, call_timeout_s=settings.call_timeout_s,
                        suite_seed=settings.suite_seed)
-               for i in range(settings.concurrency)]
-    pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rollout")
+               for i, device in enumerate(devices)]
+    pool = ThreadPoolExecutor(concurrency, thread_name_prefix="rollout")
 
     def run_share(worker: Rollout, share: list[TaskProposed]) -> list:
         return [worker.run(task) for task in share]
@@ -117,4 +131,6 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
         for worker in workers:
             worker.close()
             worker.device.close()
+        if router is not None:
+            router.close()
     return stats

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import re
+
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.settings import load_settings
 
 __all__ = ["RolloutSettings", "load_rollout_settings"]
+
+_DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]+$")
 
 
 class RolloutSettings(BaseSettings):
@@ -28,6 +32,30 @@ class RolloutSettings(BaseSettings):
     max_batch: int = Field(default=64, ge=1, description="Tasks taken per poll.")
     suite_seed: int = Field(default=0, ge=0, description="Regenerates tasks sent without an "
                                                          "embedded instance.")
+    devices: str = Field(default="", description="Comma-separated device ids whose runners "
+                         "serve the episodes over flywheel.actions / flywheel.observations "
+                         "(e.g. 'sim-0,sim-1', or real phones' ids), one episode at a time "
+                         "each; empty: in-process SimPhones (`concurrency` of them).")
+    device_timeout_s: float = Field(default=10.0, gt=0, le=3600, description="A remote device "
+                                    "request unanswered this long ends its episode as "
+                                    "device_failed.")
+
+    @field_validator("devices")
+    @classmethod
+    def _device_list(cls, value: str) -> str:
+        ids = [part.strip() for part in value.split(",")] if value.strip() else []
+        for device_id in ids:
+            if not _DEVICE_ID.match(device_id):
+                raise ValueError(f"device id {device_id!r} is not a device id (letters, digits "
+                                 f"and . _ : - only); list ids like 'sim-0,sim-1'")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"device ids repeat in {value!r}; name each device once")
+        return ",".join(ids)
+
+    @property
+    def device_ids(self) -> list[str]:
+        """The remote devices, in order; empty for in-process rollouts."""
+        return self.devices.split(",") if self.devices else []
 
 
 def load_rollout_settings(**overrides: object) -> RolloutSettings:

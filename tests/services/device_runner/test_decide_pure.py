@@ -47,10 +47,27 @@ def test_the_fold_tracks_the_episode_and_counts() -> None:
 
 
 def test_a_redelivered_step_replays_the_same_events() -> None:
-    state, first = _run(RunnerState("sim-0"), 0)
-    state, again = _run(state, 0)
+    action = request("sim-0", "ep-1", 0)
+    [directive] = decide(RunnerState("sim-0"), action, NOW)
+    state = evolve(RunnerState("sim-0"), directive)
+    [first] = decide(state, DeviceOutcome(action, "observed", SEEN), NOW)
+    state = evolve(state, first)
+    [again] = decide(state, action, NOW)  # the same record, delivered again
+    state = evolve(state, again)
     assert isinstance(again, Replay) and again.events == (first,)
     assert state.replayed == 1 and state.executed == 1
+    state, later = _run(state, 1)  # a redelivered later step replays whatever its request id
+    state, twice = _run(state, 1)
+    assert isinstance(twice, Replay) and twice.events == (later,)
+
+
+def test_a_new_step_zero_of_the_same_episode_resets_again() -> None:
+    """A rollout re-running an episode (after its crash, or a retry) sends a new step-0 request:
+    the runner resets again instead of replaying the old answer or dropping it as stale."""
+    state, _ = _run(RunnerState("sim-0"), 0)
+    state, _ = _run(state, 1)
+    [directive] = decide(state, request("sim-0", "ep-1", 0), NOW)
+    assert isinstance(directive, Execute) and directive.task is not None
 
 
 def test_other_devices_stale_steps_and_expired_actions_are_dropped() -> None:
