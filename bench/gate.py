@@ -142,7 +142,7 @@ def main(reps: int = typer.Option(5, min=3, help="Repetitions per figure (median
         topics = GateTopics(*(TOPICS[n].renamed(f"bench-{suffix}-{n}") for n in FEED_TOPICS))
         create_topics(broker.bootstrap, topics.all(), with_dlq=True)
         console.print(f"building {TRAJECTORIES} {STEPS}-step trajectories on SimPhones …")
-        samples = [run_sample("create_note", i, policy="random", steps=STEPS)
+        samples = [run_sample("note_phone_of_relation", i, policy="random", steps=STEPS)
                    for i in range(TRAJECTORIES)]
         assert all(len(s.episode.steps) == STEPS for s in samples)
         items_needed = reps * REVIEWERS * decisions + TRAJECTORIES

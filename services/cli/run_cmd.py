@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -258,13 +259,28 @@ def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
         console.line()  # a non-terminal Live leaves its last line unterminated
 
 
-def _quiet_clients() -> None:
+#: Client libraries whose reconnect chatter `flywheel run` silences while it runs.
+_CLIENT_LOGGERS = ("kafka", "aiokafka")
+
+
+@contextmanager
+def _quiet_clients() -> Iterator[None]:
     """Client libraries log every failed reconnect (~200 KB per 30 s with a dead broker); the
-    watchdog reports that in one sentence instead."""
-    for name in ("kafka", "aiokafka"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    watchdog reports that in one sentence instead. Their levels are restored on the way out,
+    so a run inside a longer-lived process (the tests, a notebook) does not silence those
+    loggers for whatever runs after it."""
+    loggers = [logging.getLogger(name) for name in _CLIENT_LOGGERS]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
 
 
+@_quiet_clients()
 def run(
     duration: Annotated[float | None, typer.Option(
         "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
@@ -298,7 +314,6 @@ def run(
     phones' device runners and the data flywheel until `--examples` approved examples are in a
     snapshot (or until stopped); on stop, drain the archive before the broker stops."""
     install_log_redaction()
-    _quiet_clients()
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
         runners = load_device_runner_settings()

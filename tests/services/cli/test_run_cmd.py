@@ -39,6 +39,7 @@ def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Pat
     bootstrap = f"127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
+                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
                 "PYTHONPATH": str(Path.cwd())})
     log = tmp_path / "run.log"
@@ -102,6 +103,7 @@ def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: P
     bootstrap = f"127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
+                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
                 "PYTHONPATH": str(Path.cwd())})
     instance = generate_split("dev", 1, 0)[0]

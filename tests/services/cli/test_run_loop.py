@@ -27,6 +27,7 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
     data_dir = tmp_path / "var"
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
+                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
                 "PYTHONPATH": str(Path.cwd())})
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples",
@@ -74,6 +75,7 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     data_dir = tmp_path / "var"
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
+                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
                 "PYTHONPATH": str(Path.cwd())})
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples", "40",

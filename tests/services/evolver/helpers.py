@@ -10,10 +10,12 @@ from schemas.episodes import EpisodeEnded, Step
 from schemas.observations import Observation, ToolResult
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.evolver.delta import with_version
+from services.evolver.delta import normalise
 from services.evolver.paired import EpisodeScore
 
-SPEC = with_version({
+# Validated as the harness validates it (defaults filled in), so SPEC["version"] is the version a
+# Harness on this spec reports, whatever defaults HarnessSpec gains later.
+SPEC = normalise({
     "tools": {"hidden": [], "descriptions": {}},
     "skills": [], "subagents": [],
     "memory": {"retrieval": "lexical", "top_k": 5, "context_entries": 0},

@@ -21,9 +21,10 @@ from services.evolver.delta import apply_delta
 from services.evolver.propose import arguments_from_calls, distil_skill, success_from_episode
 from services.evolver.suite_runner import suite_collector
 
-# Three shapes: a relation looked up then texted at its number; an email found by topic,
-# replied to and starred; a duplicate activity found by date and kind, then deleted.
-TEMPLATES = ("mem_text_relation", "reply_about_topic", "duplicate_activity")
+# Three shapes: a relation's number looked up, then appended to a note found by topic (two
+# earlier results feed the last step); an email found by topic, replied to and starred; a
+# duplicate activity found by date and kind, then deleted.
+TEMPLATES = ("note_phone_of_relation", "reply_about_topic", "duplicate_activity")
 
 
 def oracle_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:

@@ -35,10 +35,10 @@ def live_gate(bootstrap: str, fresh_topic: Callable[[str], Topic], tmp_path: Pat
     topics = fresh_gate_topics(fresh_topic)
     blobs = BlobStore(tmp_path / "blobs")
     samples = [
-        run_sample("create_note", 0, blobs=blobs, review_id="rv-a-pass"),
-        run_sample("create_note", 1, policy="random", steps=30, tier="hard", review_id="rv-b-fail",
+        run_sample("note_phone_of_relation", 0, blobs=blobs, review_id="rv-a-pass"),
+        run_sample("note_phone_of_relation", 1, policy="random", steps=30, tier="hard", review_id="rv-b-fail",
                    reasons=("failed",)),
-        run_sample("save_place", 0, review_id="rv-c-correction", submitted_by="carol",
+        run_sample("text_relation", 0, review_id="rv-c-correction", submitted_by="carol",
                    reasons=("correction",)),
     ]
     publish(bootstrap, topics, [e for s in samples for e in s.events])

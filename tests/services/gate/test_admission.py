@@ -16,7 +16,7 @@ ENVELOPE = {"source": "curator/1", "correlation_id": "run-1"}
 
 def request(n: int = 0, **overrides: object) -> ReviewRequested:
     fields = {"review_id": f"rv-{n}", "subject": "episode", "subject_ids": [f"ep-{n}"],
-              "summary": "s", "score": 1.0, "template": "create_note", **ENVELOPE}
+              "summary": "s", "score": 1.0, "template": "note_phone_of_relation", **ENVELOPE}
     return ReviewRequested(**{**fields, **overrides})
 
 

@@ -41,7 +41,7 @@ def make_gate(bootstrap: str, topics: GateTopics, key: Ed25519PrivateKey, tmp_pa
 
 def test_the_queue_is_built_from_the_topics_and_rebuilt_after_a_restart(
         bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
-    samples = [run_sample("create_note", 0), run_sample("create_note", 1, policy="random",
+    samples = [run_sample("note_phone_of_relation", 0), run_sample("note_phone_of_relation", 1, policy="random",
                                                         steps=4)]
     events = [e for s in samples for e in s.events]
     publish(bootstrap, topics, events + events[:3])  # a redelivered prefix changes nothing
@@ -90,9 +90,9 @@ def _curator_reads(bootstrap: str, reviews: Topic, verifier: DecisionVerifier,
 
 def test_forged_replayed_self_issued_and_unsigned_decisions_are_rejected_by_the_curator(
         bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
-    honest = run_sample("create_note", 0, review_id="rv-honest")
-    own = run_sample("create_note", 1, review_id="rv-own", submitted_by="mallory")
-    other = run_sample("create_note", 2, review_id="rv-other")
+    honest = run_sample("note_phone_of_relation", 0, review_id="rv-honest")
+    own = run_sample("note_phone_of_relation", 1, review_id="rv-own", submitted_by="mallory")
+    other = run_sample("note_phone_of_relation", 2, review_id="rv-other")
     publish(bootstrap, topics, honest.events + own.events + other.events)
     key = Ed25519PrivateKey.generate()
     gate, feed, publisher = make_gate(bootstrap, topics, key, tmp_path)
@@ -144,7 +144,7 @@ def test_forged_replayed_self_issued_and_unsigned_decisions_are_rejected_by_the_
 
 def test_the_curator_without_a_key_admits_nothing(bootstrap: str, topics: GateTopics,
                                                   tmp_path: Path) -> None:
-    sample = run_sample("create_note", 0)
+    sample = run_sample("note_phone_of_relation", 0)
     publish(bootstrap, topics, sample.events)
     gate, feed, publisher = make_gate(bootstrap, topics, Ed25519PrivateKey.generate(), tmp_path)
     try:
@@ -193,7 +193,7 @@ def test_first_run_creates_the_key_owner_only_and_prints_a_token_once(
 
 def test_bad_bytes_on_a_topic_are_dead_lettered_and_the_feed_goes_on(
         bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
-    sample = run_sample("create_note", 0)
+    sample = run_sample("note_phone_of_relation", 0)
     with TypedProducer(bootstrap) as producer:
         producer.send_raw(topics.episodes.name, b"{not json", key=b"x")
         producer.flush()
@@ -212,7 +212,7 @@ def test_bad_bytes_on_a_topic_are_dead_lettered_and_the_feed_goes_on(
 
 def test_kappa_and_throughput_are_events_on_the_reviews_topic(
         bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
-    samples = [run_sample("create_note", i, double_review=True, review_id=f"rv-d{i}")
+    samples = [run_sample("note_phone_of_relation", i, double_review=True, review_id=f"rv-d{i}")
                for i in range(4)]
     publish(bootstrap, topics, [e for s in samples for e in s.events])
     gate, feed, publisher = make_gate(bootstrap, topics, Ed25519PrivateKey.generate(), tmp_path)

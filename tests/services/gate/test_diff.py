@@ -9,7 +9,9 @@ from types import SimpleNamespace
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.blobs import BlobStore
+from devices.harness.harness import Harness
 from devices.sim.phone import SimPhone
+from devices.suite.episode import run_episode
 from devices.suite.policies import OraclePolicy
 from devices.suite.registry import get_template
 from services.gate.diff import MAX_DIFF_ROWS, diff_states, episode_diff, sim_state_view
@@ -18,15 +20,13 @@ from services.gate.service import Gate
 from services.gate.tokens import ReviewerTokens
 
 
-def solved(template: str = "create_note") -> tuple[dict, dict]:
-    """A task instance (JSON) and the fingerprint of the phone after the oracle solved it."""
+def solved(template: str = "note_phone_of_relation") -> tuple[dict, dict]:
+    """A task instance (JSON) and the fingerprint of the phone after the oracle solved it
+    (run through the harness, as the rollout runs it)."""
     instance = get_template(template).generate("train", 0, 0)
     phone = SimPhone()
-    observation = phone.reset(instance)
-    oracle = OraclePolicy()
-    oracle.begin(instance, phone)
-    while not observation.done:
-        observation = phone.act(oracle.next_action(observation))
+    result = run_episode(Harness(phone), instance, OraclePolicy())
+    assert result.score == 1.0
     return instance.model_dump(mode="json"), phone.state.fingerprint()
 
 
@@ -44,13 +44,15 @@ def test_both_state_shapes_give_the_same_view() -> None:
     assert sim_state_view(final) == sim_state_view(nested(final))
 
 
-def test_the_diff_of_a_solved_task_is_the_row_it_wrote() -> None:
+def test_the_diff_of_a_solved_task_is_the_field_it_wrote() -> None:
     instance, final = solved()
     diff = episode_diff(instance, nested(final))
-    added = [d for d in diff if d["path"].startswith("tables.notes.notes.")]
-    assert len(added) == 1 and added[0]["before"] is None
-    assert added[0]["after"]["title"] == instance["params"]["topic"]
-    assert added[0]["after"]["body"] == instance["params"]["phrase"]
+    changed = [d for d in diff if d["path"].startswith("tables.")]
+    params = instance["params"]
+    assert [d["path"] for d in changed] == [f"tables.notes.notes.{params['_id']}.body"]
+    assert params["_phone"] not in changed[0]["before"]
+    assert changed[0]["after"].startswith(changed[0]["before"])
+    assert changed[0]["after"].endswith(params["_phone"])
     assert episode_diff(instance, final) == diff  # the fingerprint shape gives the same diff
     untouched = episode_diff(instance, json.loads(json.dumps(_fresh(instance))))
     assert [d for d in untouched if d["path"].startswith("tables.")] == []
@@ -82,7 +84,7 @@ def test_the_gate_computes_a_diff_from_the_stored_final_state(tmp_path: Path) ->
 
     gate = Gate(Ed25519PrivateKey.generate(), ReviewerTokens(tmp_path / "r.json"), Nowhere(),
                 blobs=blobs)
-    info = TaskInfo("goal", "create_note", "tool", "easy", instance)
+    info = TaskInfo("goal", "note_phone_of_relation", "tool", "easy", instance)
     episode = SimpleNamespace(episode_id="ep-1", final_state=ref)
     diff = gate.state_diff(episode, info)
     assert diff and any(d["path"].startswith("tables.notes.notes.") for d in diff)

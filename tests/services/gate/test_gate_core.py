@@ -30,7 +30,7 @@ class Recorder:
 
 
 def gate_with(publisher: object, tmp_path: Path) -> tuple[Gate, str]:
-    sample = run_sample("create_note", 0)
+    sample = run_sample("note_phone_of_relation", 0)
     gate = Gate(Ed25519PrivateKey.generate(), ReviewerTokens(tmp_path / "r.json"),
                 publisher)  # type: ignore[arg-type]
     for event in sample.events:

@@ -23,7 +23,7 @@ def settings(**overrides: object) -> PolicySettings:
 
 
 def success(i: int = 0, **overrides: object) -> Candidate:
-    fields = {"item_id": f"ep-{i}", "template": "create_note", "score": 1.0,
+    fields = {"item_id": f"ep-{i}", "template": "note_phone_of_relation", "score": 1.0,
               "checker": "final_state"}
     return Candidate(**{**fields, **overrides})
 
@@ -48,9 +48,9 @@ def test_uncertain_items_go_to_a_person(overrides: dict, reason: str) -> None:
 def test_a_new_template_goes_to_a_person_until_enough_were_admitted() -> None:
     policy = AdmissionPolicy(settings(new_template_threshold=2))
     assert policy.route(success()).reasons == ("new_template",)
-    policy.admitted("create_note")
+    policy.admitted("note_phone_of_relation")
     assert policy.route(success()).admit == "person"
-    policy.admitted("create_note")
+    policy.admitted("note_phone_of_relation")
     assert policy.route(success()).admit == "auto"
     assert policy.route(success(template="other")).admit == "person"
 

@@ -10,12 +10,12 @@ from services.gate.samples import Sample, run_sample
 
 @pytest.fixture(scope="module")
 def oracle() -> Sample:
-    return run_sample("create_note", 0)
+    return run_sample("note_phone_of_relation", 0)
 
 
 @pytest.fixture(scope="module")
 def failing() -> Sample:
-    return run_sample("create_note", 1, policy="random", steps=5, tier="hard")
+    return run_sample("note_phone_of_relation", 1, policy="random", steps=5, tier="hard")
 
 
 def fold(*samples: Sample) -> ReviewQueue:
@@ -71,7 +71,7 @@ def test_a_decision_is_folded_once_and_closes_the_item(oracle: Sample) -> None:
 
 
 def test_rules_for_a_new_decision() -> None:
-    sample = run_sample("create_note", 2, submitted_by="carol")
+    sample = run_sample("note_phone_of_relation", 2, submitted_by="carol")
     item = fold(sample).items[sample.request.review_id]
     with pytest.raises(DecisionRefused, match="wrote this item"):
         next_decision(item, "carol", "approved", "")
@@ -86,7 +86,7 @@ def test_rules_for_a_new_decision() -> None:
 @pytest.mark.parametrize(("second", "final_after_two"), [("approved", True), ("rejected", False)])
 def test_double_review_needs_two_reviewers_and_a_third_on_disagreement(
         second: str, final_after_two: bool) -> None:
-    sample = run_sample("create_note", 3, double_review=True)
+    sample = run_sample("note_phone_of_relation", 3, double_review=True)
     queue = fold(sample)
     item = queue.items[sample.request.review_id]
     first = next_decision(item, "alice", "approved", "")
@@ -109,7 +109,7 @@ def test_double_review_needs_two_reviewers_and_a_third_on_disagreement(
 
 
 def test_unclaimed_episodes_are_evicted_but_claimed_ones_stay() -> None:
-    samples = [run_sample("create_note", i) for i in range(4)]
+    samples = [run_sample("note_phone_of_relation", i) for i in range(4)]
     queue = ReviewQueue(max_unclaimed=1)
     for s in samples[:3]:
         queue.apply(s.episode)  # no review asked about these
@@ -120,7 +120,7 @@ def test_unclaimed_episodes_are_evicted_but_claimed_ones_stay() -> None:
 
 
 def test_a_decided_items_trajectory_may_be_evicted_a_waiting_ones_not() -> None:
-    samples = [run_sample("create_note", i) for i in range(3)]
+    samples = [run_sample("note_phone_of_relation", i) for i in range(3)]
     queue = ReviewQueue(max_unclaimed=0)
     for s in samples:
         queue.apply(s.request)
