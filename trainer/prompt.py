@@ -73,7 +73,7 @@ def render_context(goal: str, catalogue: Any, *, memory: dict[str, Any] | None =
         lines += [f"- {_signature(s.name, s.parameters)}: {s.description}" for s in catalogue.skills]
     if getattr(catalogue, "subagents", None):
         lines.append("Sub-agents (delegate with arguments {\"tool_calls\": [{name, arguments}]}):")
-        lines += [f"- {a.name} [{', '.join(a.tools)}]: {a.description}" for a in catalogue.subagents]
+        lines += [f"- {a.name} [{_apps_of(a.tools)}]: {a.description}" for a in catalogue.subagents]
     if getattr(catalogue, "playbook", None):
         lines.append("Notes:")
         lines += [f"- {note}" for note in catalogue.playbook]
@@ -82,6 +82,22 @@ def render_context(goal: str, catalogue: Any, *, memory: dict[str, Any] | None =
     if observation is not None:
         lines.append("Screen: " + render_observation(observation))
     return "\n".join(lines)
+
+
+def _apps_of(tools: list[str]) -> str:
+    """A sub-agent's tools, compactly: whole apps by name (`calendar.*`), other tools one by one
+    (the prompt is read every step, so a helper with 20 tools must not cost 20 names)."""
+    import devices.sim.phone  # noqa: F401 - registers every app's tools
+    from devices.sim.tools import REGISTRY as TOOLS
+
+    by_app: dict[str, list[str]] = {}
+    for name in tools:
+        by_app.setdefault(name.split(".", 1)[0], []).append(name)
+    parts = []
+    for app, names in by_app.items():
+        whole = {t for t in TOOLS if t.split(".", 1)[0] == app}
+        parts += [f"{app}.*"] if whole and whole <= set(names) else names
+    return ", ".join(parts)
 
 
 def render_observation(observation: Observation) -> str:

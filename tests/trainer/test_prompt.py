@@ -66,7 +66,10 @@ def test_suite_median_prompt_is_small() -> None:
 
     rows = read_snapshot(build_oracle_snapshot(_tmp() / "snap", split="dev")).table.column("prompt").to_pylist()
     chars = [len(json.dumps(json.loads(r))) for r in rows]
-    assert statistics.median(chars) < 3000  # ≈ 722 SmolLM2 tokens, under the 1,000-token aim
+    # The aim is <= 1,000 SmolLM2 tokens on the median step; SmolLM2's tokenizer (not available
+    # offline in CI) measured 4.15 characters per token on these prompts (2,996 chars ≈ 722
+    # tokens), so 4,150 characters is that aim.
+    assert statistics.median(chars) < 4150
 
 
 def _tmp():

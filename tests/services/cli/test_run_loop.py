@@ -68,6 +68,7 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
     assert found == len(rows)
 
 
+@pytest.mark.timeout(1200)  # a hang guard: the data phase plus two training generations
 def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_events(
         tmp_path: Path) -> None:
     """`flywheel run --generations 2`: data phase, then SFT and GRPO+CARE on the tiny model;
