@@ -147,6 +147,8 @@ class _Revocations(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
         self.owner.rebalances += 1
+        # Records drained after this are of the new assignment (see `poll_batch`).
+        self.owner._revoked_in_poll = set()
 
 
 class TypedBatchConsumer:
@@ -187,6 +189,8 @@ class TypedBatchConsumer:
         self._router = dead_letters or DeadLetterRouter(
             bootstrap, client_id=f"{client_id}-dlq", data_dir=data_dir)
         self._pending: dict[TopicPartition, int] = {}
+        #: Partitions a rebalance revoked during the current poll (see `poll_batch`).
+        self._revoked_in_poll: set[TopicPartition] = set()
         self.dead_lettered = 0
         self.rebalances = 0
         config = {**CONSUMER_DEFAULTS, "auto_offset_reset": auto_offset_reset,
@@ -243,12 +247,27 @@ class TypedBatchConsumer:
 
     def poll_batch(self, timeout_ms: int = DEFAULT_POLL_MS) -> list[Record]:
         """One poll: the valid records, in partition order; bad ones are dead-lettered."""
+        self._revoked_in_poll = set()
         try:
             polled = self._loop.call(self._consumer.getmany(timeout_ms=timeout_ms,
                                                             max_records=self.max_records),
                                      timeout_ms / 1000 + POLL_GRACE_S)
         except TimeoutError:  # a rebalance in progress: the caller checks its stop flag
             return []
+        gone, self._revoked_in_poll = self._revoked_in_poll, set()
+        if gone:
+            # aiokafka drains the records, then runs its loop a few more turns before the call
+            # returns, and a rebalance's revocation can land there (with no new assignment
+            # yet: that needs round trips, and a drain waits for it): the records belong to
+            # the old assignment, whose position is reset, and their owner re-reads them.
+            # Returned, the archiver buffered them after dropping the earlier rows of those
+            # partitions and wrote a watermark over the dropped rows: the re-read was skipped.
+            kept = {tp: m for tp, m in polled.items() if tp not in gone}
+            dropped = sum(len(m) for tp, m in polled.items() if tp in gone)
+            if dropped:
+                logger.info("a rebalance during the poll revoked their partitions: %d polled "
+                            "records are left to be read again", dropped)
+            polled = kept
         out: list[Record] = []
         append = out.append
         for tp, messages in polled.items():
@@ -307,6 +326,7 @@ class TypedBatchConsumer:
         return results
 
     def _revoked(self, revoked: set[TopicPartition]) -> None:
+        self._revoked_in_poll |= revoked
         lost = {tp for tp in revoked if tp in self._pending}
         for tp in lost:
             del self._pending[tp]

@@ -134,6 +134,8 @@ class Archiver:
         self._buffered_rows = 0
         self._buffer_ids: set[str] = set()
         self._last_flush = clock()
+        #: Partitions revoked since `_resolve_floors` began (a rebalance inside its queries).
+        self._revoked_keys: set[tuple[str, int]] = set()
         #: Commit offsets after the final flush (false when the broker is known to be gone).
         self.commit_on_stop = True
         logger.info("archiver starts under %s with the %d most recent archived ids",
@@ -179,17 +181,49 @@ class Archiver:
 
         return committed(TopicPartition(*key))
 
+    def _resolve_floors(self, records: Sequence[ArchivableRecord]
+                        ) -> Sequence[ArchivableRecord]:
+        """Reads the floors of the batch's partitions not yet known, before any record is
+        buffered, and returns the records of the partitions still owned.
+
+        Reading a floor asks the broker for a committed offset, which runs the consumer's
+        client, and with it any rebalance due: `revoked` then drops the buffered rows of the
+        revoked partitions and the consumer forgets their pending offsets, so their records in
+        this batch are dropped too (the owner re-reads them from the committed offset). Kept,
+        they would be archived with a watermark above the dropped rows, which the re-read
+        would then skip as archived: lost (the rebalance test saw ~100 events go so).
+        """
+        floors = self._floors
+        unknown = {(r.topic, r.partition) for r in records}.difference(floors)
+        if not unknown:
+            return records
+        self._revoked_keys = set()
+        for key in unknown:
+            if key not in floors:
+                self._floor(key)
+        gone, self._revoked_keys = self._revoked_keys, set()
+        if not gone:
+            return records
+        for key in gone:  # read again when they come back, after this rebalance
+            floors.pop(key, None)
+        kept = [r for r in records if (r.topic, r.partition) not in gone]
+        logger.info("a rebalance during a batch revoked %d partitions: %d of its %d records "
+                    "are left to be read again", len(gone), len(records) - len(kept),
+                    len(records))
+        return kept
+
     def _take(self, records: Sequence[ArchivableRecord]) -> int:
         """Buffers the new rows of one polled batch as an Arrow table; returns len(records)."""
         if records:
+            polled = len(records)
+            records = self._resolve_floors(records)
+            # No call below runs the consumer's client, so no rebalance lands in this loop.
             buffer_ids, seen, floors, marks = (self._buffer_ids, self.seen, self._floors,
                                                self._marks)
             fresh = []
             for record in records:
                 key = (record.topic, record.partition)
-                floor = floors.get(key)
-                if floor is None:
-                    floor = self._floor(key)
+                floor = floors[key]
                 if record.offset < floor:
                     continue  # archived before a crash or a rebalance: re-delivered
                 marks[key] = record.offset + 1
@@ -201,15 +235,17 @@ class Archiver:
             if fresh:
                 self._buffer.append(to_table(fresh, archived_at_ms=0))  # stamped at flush
                 self._buffered_rows += len(fresh)
-            self.stats.polled += len(records)
+            self.stats.polled += polled
             self.stats.duplicates += len(records) - len(fresh)
-        return len(records)
+            return polled
+        return 0
 
     def revoked(self, partitions: Iterable[Any]) -> None:
         """A rebalance took `partitions` away: their buffered rows are dropped (the new owner
         re-reads them from the committed offset) and their watermarks are read again if they
         come back."""
         lost = {(tp.topic, tp.partition) for tp in partitions}
+        self._revoked_keys |= lost
         for key in lost:
             self._floors.pop(key, None)
             self._marks.pop(key, None)

@@ -27,6 +27,9 @@ DATE_PREFIX = "date="
 PART_SUFFIX = ".parquet"
 #: A write in progress; renamed to the final name only once complete and synced.
 TMP_SUFFIX = ".tmp"
+#: A temporary file younger than this may be another member's write in progress (members of
+#: one group can share an archive): only older ones are a crash's leftovers to remove.
+STALE_TMP_S = 3600.0
 #: zstd compresses JSON payloads ~4-6x at a write speed that keeps up with the bus.
 COMPRESSION = "zstd"
 #: Per-partition offset watermarks live here, one small file per topic partition (so several
@@ -70,11 +73,21 @@ class ArchiveStore:
 
     # ---- writing -------------------------------------------------------------------------
 
-    def clean_tmp(self) -> int:
-        """Removes leftovers of writes a crash interrupted; returns how many."""
+    def clean_tmp(self, older_than_s: float = STALE_TMP_S) -> int:
+        """Removes leftovers of writes a crash interrupted; returns how many.
+
+        Only files older than `older_than_s` go: a younger one may be a write in progress by
+        another member sharing the archive, which would fail at its rename if removed (a
+        leftover is invisible to readers meanwhile)."""
         removed = 0
         if self.root.is_dir():
+            cutoff = time.time() - older_than_s
             for path in self.root.rglob(f"*{TMP_SUFFIX}"):
+                try:
+                    if path.stat().st_mtime > cutoff:
+                        continue
+                except FileNotFoundError:  # renamed into place meanwhile
+                    continue
                 path.unlink(missing_ok=True)
                 removed += 1
         if removed:
@@ -178,7 +191,9 @@ class ArchiveStore:
         for (topic, partition), offset in marks.items():
             path = self._watermark_path(topic, partition)
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}{TMP_SUFFIX}")
+            # A name of its own: two members writing one partition's mark (an overlap in a
+            # rebalance) must not rename each other's file away.
+            tmp = path.with_name(f".{path.name}-{uuid.uuid4().hex[:8]}{TMP_SUFFIX}")
             tmp.write_text(f"{offset}\n")
             os.replace(tmp, path)
 

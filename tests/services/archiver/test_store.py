@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from services.archiver.rows import new_rows, to_table
@@ -32,8 +34,23 @@ def test_unfinished_writes_are_invisible_and_cleaned(tmp_path: Path) -> None:
     _write(store, [record_of(task(1))])
     leftover = tmp_path / "topic=flywheel.tasks" / "date=2024-05-01" / ".part-x.parquet.tmp"
     leftover.write_bytes(b"half a file")
+    hour_ago = time.time() - 3601
+    os.utime(leftover, (hour_ago, hour_ago))
     assert len(store.files()) == 1
     assert store.clean_tmp() == 1 and not leftover.exists()
+
+
+def test_a_write_in_progress_by_another_member_is_not_cleaned(tmp_path: Path) -> None:
+    """A second member starting on a shared archive must not remove the first one's .tmp
+    before its rename (that write then failed and the first member crashed)."""
+    store = ArchiveStore(tmp_path)
+    folder = tmp_path / "topic=flywheel.tasks" / "date=2024-05-01"
+    folder.mkdir(parents=True)
+    in_progress = folder / ".part-y.parquet.tmp"
+    in_progress.write_bytes(b"being written")
+    assert ArchiveStore(tmp_path).clean_tmp() == 0 and in_progress.exists()
+    os.replace(in_progress, folder / "part-y.parquet")  # the first member's rename succeeds
+    assert store.clean_tmp(older_than_s=0) == 0
 
 
 def test_replay_order_is_partition_then_offset(tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiokafka import TopicPartition
 
 from schemas.topics import Topic
 from services.archiver.loop import Archiver
@@ -105,6 +107,56 @@ def test_start_up_loads_a_bounded_number_of_ids_from_the_newest_files(tmp_path: 
     archiver = Archiver(FakeSource([], {}), store, _settings(tmp_path, tracking_ids=1500))
     assert len(archiver.seen) == 1500
     assert task(4999).event_id in archiver.seen and task(0).event_id not in archiver.seen
+
+
+class RebalancingSource(FakeSource):
+    """A rebalance lands inside a committed-offset query, as aiokafka's does: its callback
+    (the archiver's `revoked`) runs while the archiver is in the middle of a polled batch."""
+
+    def __init__(self, batches: list[list[Rec]], committed: dict[tuple[str, int], int],
+                 on_revoked: Callable[[set[Any]], None], revoke_on: tuple[str, int]) -> None:
+        super().__init__(batches, committed)
+        self.on_revoked = on_revoked
+        self.revoke_on = revoke_on
+        self.rebalances = 0
+
+    def committed(self, tp: object) -> int | None:
+        key = (tp.topic, tp.partition)  # type: ignore[attr-defined]
+        if key == self.revoke_on and not self.rebalances:
+            self.rebalances += 1
+            # Eager protocol: every assigned partition is revoked (the same ones come back).
+            self.on_revoked({TopicPartition("flywheel.tasks", p) for p in (0, 1)})
+        return super().committed(tp)
+
+
+def test_a_rebalance_inside_a_batch_loses_no_buffered_record(tmp_path: Path) -> None:
+    """Partition 0's rows 0..9 are buffered; the next batch opens with partition 1, whose
+    committed offset is asked for (it has a watermark), and the rebalance revokes both there.
+    The revocation drops the buffered rows 0..9, and the broker re-delivers partition 0 from
+    its committed offset 0: the rest of that batch (partition 0's 10..19) must not be archived
+    with a watermark of 20, or the re-delivered 0..9 are skipped as archived and lost."""
+    store = ArchiveStore(tmp_path)
+    store.set_watermarks({("flywheel.tasks", 1): 100})
+    p0 = [record_of(task(i), partition=0, offset=i) for i in range(20)]
+    p1 = [record_of(task(100 + i), partition=1, offset=100 + i) for i in range(5)]
+    holder: list[Archiver] = []
+    source = RebalancingSource(
+        [p0[:10], p1 + p0[10:], p1 + p0],  # the third: re-delivered from the committed offsets
+        {("flywheel.tasks", 0): 0, ("flywheel.tasks", 1): 100},
+        on_revoked=lambda tps: holder[0].revoked(tps), revoke_on=("flywheel.tasks", 1))
+    archiver = Archiver(source, store, _settings(tmp_path))
+    holder.append(archiver)
+    archiver.step()  # buffers partition 0's 0..9 (no flush is due)
+    archiver.step()  # the rebalance lands here
+    archiver.flush()
+    archiver.step()  # the re-delivery
+    archiver.flush()
+    assert source.rebalances == 1
+    ids = _ids(store)
+    expected = {task(i).event_id for i in range(20)} | {task(100 + i).event_id for i in range(5)}
+    assert expected - set(ids) == set(), "lost"
+    assert len(ids) == len(set(ids)) == len(expected), "duplicated"
+    assert store.watermark("flywheel.tasks", 0) == 20
 
 
 @pytest.mark.integration
