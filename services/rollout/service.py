@@ -71,7 +71,9 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
                 actions: Topic = ACTIONS, observations: Topic = OBSERVATIONS) -> RolloutStats:
     """Serves tasks until `stop` is set: on in-process SimPhones, or, when
     `settings.devices` names devices, through their runners over `actions`/`observations`."""
+    from devices.harness.harness import Harness
     from devices.sim import SimPhone
+    from services.evolver.registry import HarnessRegistry
 
     remote = settings.device_ids
     concurrency = len(remote) or settings.concurrency
@@ -86,6 +88,11 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     else:
         environment = "sim"
         devices = [SimPhone(f"rollout-sim-{i}") for i in range(concurrency)]
+    # Every device is wrapped in the promoted harness (the built-in spec until the evolver
+    # promotes one), so episodes name that version and promotions reach real episodes.
+    spec = HarnessRegistry.at_data_dir(data_dir).current_spec()
+    logger.info("rollouts run in harness %s", spec.version)
+    devices = [Harness(device, spec) for device in devices]
     workers = [Rollout(device, load_policy(settings.policy, i), settings.policy, blobs,
                        environment=environment, call_timeout_s=settings.call_timeout_s,
                        suite_seed=settings.suite_seed)
