@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from schemas.reviews import ReviewDecided, ReviewReason, ReviewRequested
+from services.curator.admission import Admission, Rejection
 from services.gate.policy import AdmissionPolicy, Candidate, Route, load_policy_settings
 from services.gate.verify import DecisionVerifier
 
-__all__ = ["POLICY_REVIEWER", "Admitted", "GateAdmission", "Refused"]
+__all__ = ["POLICY_REVIEWER", "GateAdmission"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,45 +38,17 @@ POLICY_REVIEWER = "gate-policy"
 SOURCE = "gate-policy/1"
 
 
-@dataclass(frozen=True)
-class Admitted:
-    """Same fields as the curator's `Admission` (used when the curator is not importable)."""
-
-    review_id: str
-    decision_id: str
-    episode_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Refused:
-    """Same fields as the curator's `Rejection`."""
-
-    review_id: str
-    decision_id: str
-    reason: str
-
-
-def _result_types() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    try:
-        from services.curator.admission import Admission, Rejection
-    except ImportError:  # the curator is not part of this installation
-        return Admitted, Refused
-    return Admission, Rejection
-
-
 class GateAdmission:
     """Routes requests with the admission policy and verifies decisions with the gate's key."""
 
     decides_requests = True
 
-    def __init__(self, verifier: DecisionVerifier, policy: AdmissionPolicy | None = None, *,
-                 admission: Callable[..., Any] | None = None,
-                 rejection: Callable[..., Any] | None = None) -> None:
+    def __init__(self, verifier: DecisionVerifier, policy: AdmissionPolicy | None = None
+                 ) -> None:
         self.verifier = verifier
         self.policy = policy or AdmissionPolicy()
-        default_admission, default_rejection = _result_types()
-        self._admission = admission or default_admission
-        self._rejection = rejection or default_rejection
+        self._admission = Admission
+        self._rejection = Rejection
         self._routes: dict[str, Route] = {}
         self._templates: dict[str, str] = {}
         #: decision id → (review id, episode ids) for the decisions this policy made itself

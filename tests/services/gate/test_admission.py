@@ -6,7 +6,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
-from services.gate.admission import POLICY_REVIEWER, Admitted, GateAdmission, Refused
+from services.curator.admission import Admission as Admitted
+from services.curator.admission import Rejection as Refused
+from services.gate.admission import POLICY_REVIEWER, GateAdmission
 from services.gate.policy import AdmissionPolicy, PolicySettings
 from services.gate.signing import Signer
 from services.gate.verify import DecisionVerifier
@@ -24,8 +26,7 @@ def gate_admission(signer: Signer | None, **settings: object) -> GateAdmission:
     config = PolicySettings(**{"audit_rate": 0.0, "double_review_rate": 0.0,
                                "new_template_threshold": 0, **settings})
     verifier = DecisionVerifier(signer.public_key if signer else None)
-    return GateAdmission(verifier, AdmissionPolicy(config), admission=Admitted,
-                         rejection=Refused)
+    return GateAdmission(verifier, AdmissionPolicy(config))
 
 
 def human(signer: Signer, review_id: str, n: int = 1, **overrides: object) -> ReviewDecided:
