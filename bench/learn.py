@@ -1,13 +1,17 @@
 """Learning bench: a base model → SFT → GRPO+CARE, scored on dev and test (held-out templates) with intervals.
 
-Run (minutes to hours on 2 CPU cores; SmolLM2-135M by default):
+Run (hours on 2 CPU cores, minutes on one GPU; SmolLM2-135M by default):
 
     python bench/learn.py --model var/models/smollm2-135m --stages zero,sft,rl --n 1 --out var/bench/learn
+    python bench/learn.py --stages zero,sft,rl,ablation --batch-size 256 --rl-steps 8 ...   # on a GPU
 
 Each stage writes `<out>/<stage>-<split>.json` (overall, per family and tier, success, tokens,
 tool calls, validity, prompt tokens, 95% bootstrap intervals) and prints a summary table.
 `--stages zero` alone measures the base model zero-shot (and with `--constrained` with
-lm-format-enforcer's JSON constraint).
+lm-format-enforcer's JSON constraint). `ablation` trains plain GRPO (no CARE) from the same SFT
+checkpoint with the same tasks, seeds and settings as `rl`, and scores it the same way. On a GPU
+the model runs in bf16 and `--batch-size` episodes are decoded together (trainer.batched).
+Everything ends up in `<out>/learn.json` and `<out>/learn.png` (score per stage and split, 95% CI).
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,8 +49,10 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     from trainer.policy import load_policy
 
     policy = load_policy(model, constrained=constrained, max_new_tokens=args.max_new_tokens)
+    limit = args.constrained_limit if constrained else args.limit
     started = time.monotonic()
-    summary = evaluate_policy(policy, _tasks(split, args.n, args.seed, args.max_steps, args.limit), split=split)
+    summary = evaluate_policy(policy, _tasks(split, args.n, args.seed, args.max_steps, limit), split=split,
+                              batch_size=args.batch_size)
     data = summary.to_json_dict() | {"label": label, "model": str(model), "constrained": constrained,
                                      "seconds": round(time.monotonic() - started, 1),
                                      "steps": policy.stats.steps, "invalid": policy.stats.invalid,
@@ -52,7 +60,57 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     out = Path(args.out) / f"{label}-{split}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=2))
+    console.print(f"{label} on {split}: overall {data['overall']:.3f} {data['overall_ci']}, success "
+                  f"{data['success']:.3f}, valid {data['validity']:.2f}, {data['seconds']:.0f} s")
     return data
+
+
+def plot(results: list[dict], path: Path) -> Path:
+    """Overall score with its 95% interval per stage, one series per split."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = list(dict.fromkeys(r["label"] for r in results))
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for offset, split in enumerate(dict.fromkeys(r["split"] for r in results)):
+        rows = {r["label"]: r for r in results if r["split"] == split}
+        xs = [i + 0.15 * offset for i, stage in enumerate(stages) if stage in rows]
+        ys = [rows[stage]["overall"] for stage in stages if stage in rows]
+        low = [rows[s]["overall"] - rows[s]["overall_ci"][0] for s in stages if s in rows]
+        high = [rows[s]["overall_ci"][1] - rows[s]["overall"] for s in stages if s in rows]
+        ax.errorbar(xs, ys, yerr=[low, high], marker="o", linestyle="none", capsize=3, label=split)
+    ax.set_xticks(range(len(stages)), stages)
+    ax.set_ylabel("overall score (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def train_rl(model: Path, out: Path, args: argparse.Namespace, *, care: bool, steps: int | None = None) -> Any:
+    """GRPO (+CARE when `care`) from `model` on training tasks; the same tasks and seeds either way."""
+    from devices.suite.instances import generate_split
+    from trainer.rl import RlConfig, run_grpo
+
+    tasks = [t.model_copy(update={"max_steps": min(t.max_steps, args.max_steps)})
+             for t in generate_split("train", 1, args.seed + 1)]
+    random.Random(args.seed).shuffle(tasks)
+    result = run_grpo(model, tasks, out, RlConfig(
+        max_steps=steps or args.rl_steps, max_seconds=None if steps else args.rl_max_seconds,
+        num_generations=args.rl_group, tasks_per_step=args.rl_tasks_per_step,
+        max_completion_length=args.rl_max_completion, max_tool_calls=args.rl_tool_calls, temperature=1.0,
+        learning_rate=args.rl_lr, care=care, seed=args.seed))
+    label = "GRPO+CARE" if care else "GRPO"
+    console.print(f"{label}: {result.steps} steps, {result.seconds / max(1, result.steps):.1f} s/step, "
+                  f"train success {result.metrics['success']:.3f}, output tokens "
+                  f"{result.metrics['mean_output_tokens']:.1f}, regimes {result.regime_counts}")
+    (out / "rl_metrics.json").write_text(json.dumps(result.metrics | {"regimes": result.regime_counts,
+                                                                      "steps": result.steps}, indent=2))
+    return result
 
 
 def _row(table: Table, data: dict) -> None:
@@ -65,10 +123,13 @@ def _row(table: Table, data: dict) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="var/models/smollm2-135m")
-    parser.add_argument("--stages", default="zero,sft,rl", help="comma list of zero, sft, rl")
+    parser.add_argument("--stages", default="zero,sft,rl", help="comma list of zero, sft, rl, ablation")
     parser.add_argument("--splits", default="dev,test")
+    parser.add_argument("--ablation-splits", default="dev", help="splits the GRPO-without-CARE model is scored on")
     parser.add_argument("--n", type=int, default=1, help="instances per template")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks per split")
+    parser.add_argument("--constrained-limit", type=int, default=40, help="tasks per split with --constrained")
+    parser.add_argument("--batch-size", type=int, default=8, help="episodes decoded together")
     parser.add_argument("--max-steps", type=int, default=8, help="steps per episode")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--sft-n", type=int, default=3, help="train instances per template for SFT")
@@ -79,10 +140,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
     parser.add_argument("--rl-steps", type=int, default=10)
     parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
+    parser.add_argument("--rl-tasks-per-step", type=int, default=1, help="groups per optimiser step")
+    parser.add_argument("--rl-lr", type=float, default=1e-6)
+    parser.add_argument("--rl-max-seconds", type=float, default=None,
+                        help="GRPO+CARE stops after this many seconds; the ablation then runs as many steps")
     parser.add_argument("--rl-max-completion", type=int, default=256)
     parser.add_argument("--rl-tool-calls", type=int, default=6)
     parser.add_argument("--constrained", action="store_true", help="also evaluate with constrained decoding")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (share the machine)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="var/bench/learn")
     args = parser.parse_args(argv)
@@ -90,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("trainer").setLevel(logging.INFO)
     import torch
 
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     stages = args.stages.split(",")
     splits = args.splits.split(",")
     out = Path(args.out)
@@ -99,8 +165,6 @@ def main(argv: list[str] | None = None) -> None:
     if "zero" in stages:
         for split in splits:
             results.append(evaluate_dir(model, split, args, "zero"))
-            if args.constrained:
-                results.append(evaluate_dir(model, split, args, "zero-constrained", constrained=True))
     if "sft" in stages:
         from trainer.data import build_oracle_snapshot
         from trainer.sft import SftConfig, run_sft
@@ -113,21 +177,34 @@ def main(argv: list[str] | None = None) -> None:
         console.print(f"SFT: {result.steps} steps, loss {result.losses[0]:.3f} → {result.losses[-1]:.3f}, "
                       f"{result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")
         model = result.checkpoint_dir
+        (out / "sft_result.json").write_text(json.dumps({"steps": result.steps, "seconds": result.seconds,
+                                                         "tokens_per_s": result.tokens_per_s,
+                                                         "loss_first": result.losses[0],
+                                                         "loss_last": result.losses[-1]}, indent=2))
         for split in splits:
             results.append(evaluate_dir(model, split, args, "sft"))
+    sft_model = model
+    # The ablation runs right after GRPO+CARE (same steps, same tasks and seeds), and the least
+    # essential scores come last, so a run cut short by a time limit keeps the comparisons.
+    rl_steps = None
     if "rl" in stages:
-        from devices.suite.instances import generate_split
-        from trainer.rl import RlConfig, run_grpo
-
-        tasks = generate_split("train", 1, args.seed + 1)
-        result = run_grpo(model, tasks, out / "rl", RlConfig(
-            max_steps=args.rl_steps, num_generations=args.rl_group, max_completion_length=args.rl_max_completion,
-            max_tool_calls=args.rl_tool_calls, temperature=1.0, learning_rate=1e-6))
-        console.print(f"GRPO+CARE: {result.steps} steps, {result.steps_per_s:.3f} steps/s, "
-                      f"regimes {result.regime_counts}")
-        model = result.checkpoint_dir
+        rl = train_rl(sft_model, out / "rl", args, care=True)
+        rl_steps = rl.steps
+        results.append(evaluate_dir(rl.checkpoint_dir, splits[0], args, "rl"))
+    if "ablation" in stages:
+        plain = train_rl(sft_model, out / "rl-nocare", args, care=False, steps=rl_steps)
+        for split in args.ablation_splits.split(","):
+            results.append(evaluate_dir(plain.checkpoint_dir, split, args, "rl-nocare"))
+    if "rl" in stages:
+        for split in splits[1:]:
+            results.append(evaluate_dir(rl.checkpoint_dir, split, args, "rl"))
+    if "zero" in stages and args.constrained:
         for split in splits:
-            results.append(evaluate_dir(model, split, args, "rl"))
+            results.append(evaluate_dir(Path(args.model), split, args, "zero-constrained", constrained=True))
+    (out / "learn.json").write_text(json.dumps({"model": args.model, "args": vars(args), "results": results},
+                                               indent=2))
+    if results:
+        plot(results, out / "learn.png")
     table = Table("stage", "split", "episodes", "overall [95% CI]", "success", "valid", "prompt tok (median)",
                   "out tok", "tool calls", "s", title=f"learning bench: {args.model}")
     for data in results:

@@ -42,8 +42,9 @@ def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, st
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "right"
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    cuda = torch.cuda.is_available()
     args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=batch, learning_rate=5e-5, seed=0,
-                     use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
+                     use_cpu=not cuda, bf16=cuda, completion_only_loss=True, packing=False, report_to="none", save_strategy="no", logging_steps=1,
                      gradient_checkpointing=False, disable_tqdm=True, max_length=max_length,
                      lr_scheduler_type="constant")
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
@@ -61,18 +62,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--max-length", type=int, default=1024, help="tokens per SFT example (memory: ~5 GB at 2×1024)")
     parser.add_argument("--reps", type=int, default=1, help="SFT runs of each script (medians reported)")
-    parser.add_argument("--rl-steps", type=int, default=2)
+    parser.add_argument("--rl-steps", type=int, default=2, help="GRPO+CARE steps timed (0: skip)")
     parser.add_argument("--group", type=int, default=4)
     parser.add_argument("--ablation-steps", type=int, default=0)
     parser.add_argument("--eval-limit", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--out", default="var/bench/train")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("trainer").setLevel(logging.INFO)
     import torch
 
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     from devices.suite.instances import generate_split
     from trainer.data import build_oracle_snapshot, read_snapshot, render_examples
     from trainer.models import load_model
@@ -92,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
         for which in order:
             if which == "ours":
                 r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(
-                    max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length))
+                    max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length,
+                    loss_rows_per_template=0))
                 ours.append(r.tokens_per_s)
                 results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
                 results["sft_checkpoint"] = str(r.checkpoint_dir)
@@ -105,12 +108,13 @@ def main(argv: list[str] | None = None) -> None:
     results["sft_ratio"] = results["sft_tokens_per_s"] / results["plain_trl_tokens_per_s"]
 
     tasks = generate_split("train", 1, 1)
-    rl = run_grpo(results["sft_checkpoint"], tasks, out / "rl", RlConfig(
-        max_steps=args.rl_steps, num_generations=args.group, max_completion_length=192, max_tool_calls=4))
-    results["grpo_steps_per_s"] = rl.steps_per_s
-    results["grpo_seconds_per_step"] = rl.seconds / max(1, rl.steps)
-    results["grpo_regimes"] = rl.regime_counts
-    console.print(f"GRPO+CARE: {rl.seconds / max(1, rl.steps):.1f} s/step, regimes {rl.regime_counts}")
+    if args.rl_steps:
+        rl = run_grpo(results["sft_checkpoint"], tasks, out / "rl", RlConfig(
+            max_steps=args.rl_steps, num_generations=args.group, max_completion_length=192, max_tool_calls=4))
+        results["grpo_steps_per_s"] = rl.steps_per_s
+        results["grpo_seconds_per_step"] = rl.seconds / max(1, rl.steps)
+        results["grpo_regimes"] = rl.regime_counts
+        console.print(f"GRPO+CARE: {rl.seconds / max(1, rl.steps):.1f} s/step, regimes {rl.regime_counts}")
 
     if args.ablation_steps:
         from trainer.evaluate import evaluate_policy

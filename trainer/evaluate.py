@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["EpisodeRecord", "EvalSummary", "bootstrap_interval", "evaluate_policy", "summarise"]
+__all__ = ["EpisodeRecord", "EvalSummary", "bootstrap_interval", "evaluate_policy", "main_tool_calls", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def summarise(policy: str, split: str, records: Sequence[EpisodeRecord], *, vali
         records=list(records))
 
 
-def _main_tool_calls(harness: Any, steps: int) -> int:
+def main_tool_calls(harness: Any, steps: int) -> int:
     """Tool calls the agent itself made (the harness's log), or its step count without a log."""
     try:
         entries = harness.final_state()["log"]
@@ -143,36 +143,56 @@ def _main_tool_calls(harness: Any, steps: int) -> int:
 
 
 def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", progress: bool = True,
-                    console: Console | None = None, seed: int = 0, spec: Any = None) -> EvalSummary:
-    """Runs `policy` once on each task on a SimPhone inside the harness (`spec`) and summarises with intervals."""
-    from devices.harness import Harness
-    from devices.sim import SimPhone
-    from devices.suite.episode import run_episode
+                    console: Console | None = None, seed: int = 0, spec: Any = None,
+                    batch_size: int = 1) -> EvalSummary:
+    """Runs `policy` once on each task on a SimPhone inside the harness (`spec`) and summarises with
+    intervals. With `batch_size` > 1 and a batching policy (ModelPolicy), that many episodes run at
+    once and their prompts are decoded together (trainer.batched)."""
     from trainer.outcome import SUCCESS_SCORE
 
     stats = getattr(policy, "stats", None)
-    phone = Harness(SimPhone(), spec)
     records: list[EpisodeRecord] = []
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console or Console(stderr=True), disable=not progress)
-    try:
-        with bar:
-            job = bar.add_task(f"{policy.name} on {split}", total=len(tasks))
-            for task in tasks:
-                before_tokens = len(stats.output_tokens) if stats else 0
-                before_invalid = stats.invalid if stats else 0
-                result = run_episode(phone, task, policy)
-                tool_calls = _main_tool_calls(phone, result.steps)
-                records.append(EpisodeRecord(
-                    task_id=task.task_id, template=task.template, family=task.family, tier=_tier(task),
-                    score=result.score, success=float(result.score >= SUCCESS_SCORE), steps=result.steps,
-                    output_tokens=sum(stats.output_tokens[before_tokens:]) if stats else 0,
-                    tool_calls=tool_calls, invalid=(stats.invalid - before_invalid) if stats else 0))
-                bar.advance(job)
-                logger.info("%d/%d %s score %.2f steps %d", len(records), len(tasks), task.task_id,
-                            result.score, result.steps)
-    finally:
-        phone.close()
+
+    def record(task: Any, score: float, steps: int, output_tokens: int, tool_calls: int, invalid: int) -> None:
+        records.append(EpisodeRecord(
+            task_id=task.task_id, template=task.template, family=task.family, tier=_tier(task), score=score,
+            success=float(score >= SUCCESS_SCORE), steps=steps, output_tokens=output_tokens,
+            tool_calls=tool_calls, invalid=invalid))
+        bar.advance(job)
+        logger.info("%d/%d %s score %.2f steps %d", len(records), len(tasks), task.task_id, score, steps)
+
+    with bar:
+        job = bar.add_task(f"{policy.name} on {split}", total=len(tasks))
+        if batch_size > 1 and hasattr(policy, "generate_batch"):
+            from trainer.batched import run_batched
+
+            run_batched(policy, tasks, spec=spec, batch_size=batch_size,
+                        on_episode=lambda e: record(e.task, e.score, e.steps, e.output_tokens, e.tool_calls,
+                                                    e.invalid))
+            order = {task.task_id: i for i, task in enumerate(tasks)}
+            records.sort(key=lambda r: order[r.task_id])
+        else:
+            _evaluate_one_by_one(policy, tasks, spec, stats, record)
     validity = stats.validity if stats else 1.0
     prompt_tokens = list(stats.prompt_tokens) if stats else []
     return summarise(policy.name, split, records, validity=validity, prompt_tokens=prompt_tokens, seed=seed)
+
+
+def _evaluate_one_by_one(policy: Any, tasks: Sequence[Any], spec: Any, stats: Any, record: Any) -> None:
+    from devices.harness import Harness
+    from devices.sim import SimPhone
+    from devices.suite.episode import run_episode
+
+    phone = Harness(SimPhone(), spec)
+    try:
+        for task in tasks:
+            before_tokens = len(stats.output_tokens) if stats else 0
+            before_invalid = stats.invalid if stats else 0
+            result = run_episode(phone, task, policy)
+            record(task, result.score, result.steps,
+                   sum(stats.output_tokens[before_tokens:]) if stats else 0,
+                   main_tool_calls(phone, result.steps), (stats.invalid - before_invalid) if stats else 0)
+    finally:
+        phone.close()

@@ -7,6 +7,7 @@ is counted as `invalid` and ends the episode with `finish`; it never raises.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from trainer.prompt import (
     render_context,
 )
 
-__all__ = ["ModelPolicy", "PolicyStats", "load_policy"]
+__all__ = ["ModelPolicy", "PolicyStats", "default_device", "load_policy"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,12 @@ class ModelPolicy:
         return episode_messages(self._context, self._steps, self.history)
 
     def next_action(self, observation: Observation) -> Any:
-        text = self._generate(self.prompt_messages(observation))
+        ids = self.prompt_ids(self.prompt_messages(observation))
+        return self.accept(self.generate_batch([ids])[0])
+
+    def accept(self, text: str) -> Any:
+        """The action in `text` (this episode's answer to its last prompt); invalid output counts as
+        `invalid` and becomes `finish`."""
         action = parse_completion(text)
         self.stats.steps += 1
         if isinstance(action, InvalidAction):
@@ -116,6 +122,13 @@ class ModelPolicy:
             return Finish()
         self._last = action
         return action
+
+    def fork(self) -> ModelPolicy:
+        """A policy for another concurrent episode: the same model, decoding settings and stats,
+        its own episode state (trainer.batched runs many at once)."""
+        twin = copy.copy(self)
+        twin.begin(self._goal, self._catalogue)
+        return twin
 
     def _harness_context(self) -> str:
         """The harness's own compact rendering (what the curator's snapshots carry as prompts), from
@@ -136,11 +149,11 @@ class ModelPolicy:
             rendered += TOOL_CALL_OPEN
         return self.tokenizer(rendered, add_special_tokens=False)["input_ids"]
 
-    def _generate(self, messages: list[dict[str, Any]]) -> str:
+    def generate_batch(self, prompts: list[list[int]]) -> list[str]:
+        """Decodes one answer per prompt (token ids) in one left-padded `generate` call; the
+        texts come back in order. Prompt and output tokens are counted in `stats`."""
         import torch
 
-        ids = self.prompt_ids(messages)
-        self.stats.prompt_tokens.append(len(ids))
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
                                   "eos_token_id": self.tokenizer.eos_token_id,
                                   "pad_token_id": self.tokenizer.pad_token_id}
@@ -150,16 +163,30 @@ class ModelPolicy:
         else:
             kwargs.update(do_sample=False)
         if self._constraint is not None:
-            kwargs["prefix_allowed_tokens_fn"] = self._constraint(len(ids))
+            enforcers = [self._constraint(len(ids)) for ids in prompts]
+            kwargs["prefix_allowed_tokens_fn"] = lambda row, sent: enforcers[row](row, sent)
+        width = max(len(ids) for ids in prompts)
+        pad = self.tokenizer.pad_token_id
+        device = next(self.model.parameters()).device
+        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in prompts], device=device)
+        mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], device=device)
         with torch.no_grad():
-            out = self.model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                                      **kwargs)
-        new = out[0, len(ids):].tolist()
-        self.stats.output_tokens.append(len(new))
-        text = self.tokenizer.decode(new, skip_special_tokens=True)
-        if self._constraint is not None:
-            text = TOOL_CALL_OPEN + text.strip() + TOOL_CALL_CLOSE
-        return text
+            out = self.model.generate(input_ids, attention_mask=mask, **kwargs)
+        texts = []
+        for ids, row in zip(prompts, out[:, width:].tolist(), strict=True):
+            new = _through_eos(row, self.tokenizer.eos_token_id)
+            self.stats.prompt_tokens.append(len(ids))
+            self.stats.output_tokens.append(len(new))
+            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            if self._constraint is not None:
+                text = TOOL_CALL_OPEN + text.strip() + TOOL_CALL_CLOSE
+            texts.append(text)
+        return texts
+
+
+def _through_eos(row: list[int], eos: int | None) -> list[int]:
+    """A generated row up to and including its first eos (later positions are padding)."""
+    return row[:row.index(eos) + 1] if eos is not None and eos in row else row
 
 
 def _constraint(tokenizer: Any) -> Any:
@@ -191,11 +218,21 @@ def _constraint(tokenizer: Any) -> Any:
     return for_prompt
 
 
-def load_policy(path: str | Path, **kwargs: Any) -> ModelPolicy:
-    """A ModelPolicy on the model in local directory `path` (a checkpoint or a base model)."""
+def default_device() -> str:
+    """`cuda` where a GPU is visible, else `cpu`."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_policy(path: str | Path, *, device: str | None = None, **kwargs: Any) -> ModelPolicy:
+    """A ModelPolicy on the model in local directory `path` (a checkpoint or a base model), on
+    `device` (default: the GPU if there is one, in bf16; else the CPU in fp32)."""
     from trainer.models import load_model
 
-    loaded = load_model(path)
+    device = device or default_device()
+    loaded = load_model(path, dtype="bfloat16" if device.startswith("cuda") else "float32")
+    loaded.model.to(device)
     loaded.model.eval()
     meta = Path(path) / "flywheel_checkpoint.json"
     name = json.loads(meta.read_text()).get("checkpoint_id", Path(path).name) if meta.is_file() else Path(path).name

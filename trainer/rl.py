@@ -46,6 +46,8 @@ class RlConfig:
     lambda_eff: float = field(default=0.2, metadata={"help": "CARE's efficiency weight."})
     seed: int = field(default=0, metadata={"help": "Seed."})
     deepspeed: str | None = field(default=None, metadata={"help": "A DeepSpeed config (path) for ZeRO-2/3."})
+    max_seconds: float | None = field(default=None, metadata={
+        "help": "Stop after the optimiser step that passes this many seconds (None: run max_steps)."})
     generation_kwargs: dict[str, Any] | None = field(default=None, metadata={
         "help": "Extra GenerationConfig fields for rollouts (e.g. top_k, repetition_penalty)."})
 
@@ -214,6 +216,8 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     trainer = cls(model=loaded.model, args=args, train_dataset=dataset, processing_class=loaded.tokenizer,
                   environment_factory=environment_factory or default_factory, care_config=care_config,
                   use_care=config.care, controller=controller, max_tool_calls=config.max_tool_calls)
+    if config.max_seconds is not None:
+        trainer.add_callback(_time_limit(config.max_seconds))
     started = time.monotonic()
     trainer.train()
     seconds = time.monotonic() - started
@@ -236,6 +240,22 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
                           regime_counts=dict(trainer.regime_counts))
     return RlResult(checkpoint_dir=out, checkpoint_id=checkpoint_id, steps=trainer.state.global_step,
                     seconds=seconds, groups=groups, regime_counts=dict(trainer.regime_counts), metrics=metrics)
+
+
+def _time_limit(seconds: float) -> Any:
+    """A TrainerCallback that ends training after the step that passes `seconds` of wall clock."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.started = time.monotonic()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if time.monotonic() - self.started >= seconds:
+                logger.info("GRPO stops at step %d: its %.0f s are up", state.global_step, seconds)
+                control.should_training_stop = True
+
+    return TimeLimit()
 
 
 def _mean(values: Sequence[float]) -> float:
