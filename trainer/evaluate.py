@@ -12,7 +12,7 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from statistics import fmean, median
 from typing import Any
 
@@ -84,16 +84,34 @@ def _overall(by_template: dict[str, list[float]], families: dict[str, str]) -> f
 
 def bootstrap_interval(records: Sequence[EpisodeRecord], statistic: Any, *, resamples: int = BOOTSTRAP_RESAMPLES,
                        seed: int = 0) -> tuple[float, float]:
-    """The 95% percentile interval of `statistic(records)` under a template-stratified bootstrap."""
+    """The 95% percentile interval of `statistic(records)` under a two-level bootstrap: within each
+    family, templates are resampled with replacement (a template drawn twice counts twice), then
+    each drawn template's episodes. Resampling episodes alone would give a zero-width interval
+    whenever each template has one episode, hiding the template-to-template spread."""
     if not records:
         return (0.0, 0.0)
     rng = random.Random(seed)
-    strata: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    by_template: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        strata[record.template].append(record)
+        by_template[record.template].append(record)
+    by_family: dict[str, list[str]] = defaultdict(list)
+    for template, group in by_template.items():
+        by_family[group[0].family].append(template)
+    copies: dict[tuple[str, int], list[EpisodeRecord]] = {}
+
+    def copy_of(template: str, k: int) -> list[EpisodeRecord]:
+        # the k-th draw of a template in one resample is a template of its own
+        if (template, k) not in copies:
+            copies[(template, k)] = [replace(r, template=f"{template}#{k}") for r in by_template[template]]
+        return copies[(template, k)]
+
     values = []
     for _ in range(resamples):
-        sample = [rng.choice(group) for group in strata.values() for _ in group]
+        sample: list[EpisodeRecord] = []
+        for templates in by_family.values():
+            for k in range(len(templates)):
+                group = copy_of(rng.choice(templates), k)
+                sample.extend(rng.choice(group) for _ in group)
         values.append(statistic(sample))
     values.sort()
     return (values[int(0.025 * (resamples - 1))], values[int(0.975 * (resamples - 1))])

@@ -107,3 +107,11 @@ def test_plain_grpo_mode_normalises_success_per_group(tiny_model: Path, tmp_path
     assert result.groups[0].advantages == pytest.approx((0.0,) * G)  # no efficiency penalty either
     learning = result.groups[2]
     assert learning.advantages == pytest.approx([1.0, -1.0, 1.0, -1.0], abs=1e-3)
+
+
+def test_a_time_limit_ends_grpo_after_the_step_that_passes_it(tiny_model: Path, tmp_path: Path) -> None:
+    config = RlConfig(num_generations=G, tasks_per_step=1, max_steps=3, max_completion_length=32, max_tool_calls=1,
+                      max_seconds=0.0)
+    result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config)
+    assert result.steps == 1  # without the limit: 3
+    assert (tmp_path / "rl" / "flywheel_checkpoint.json").is_file()
