@@ -30,7 +30,6 @@ from schemas.harness import (
     HarnessRejected,
     HarnessVetoed,
 )
-from services.dataflow.ids import derived_id
 from services.evolver.decide import (
     EvolverConfig,
     EvolverState,
@@ -148,15 +147,17 @@ class HarnessBoard:
         with self.lock:
             if event.event_id in self._seen:
                 return False
+            if isinstance(event, HarnessVetoed) and (self.trust is None
+                                                     or not self.trust(event)):
+                # not remembered: a forged event cannot take the id of a real one
+                self.untrusted_vetoes += 1
+                logger.warning("ignored a veto of %s by %s that this gate did not sign",
+                               event.proposal_id, event.reviewer)
+                return False
             self._seen[event.event_id] = None
             if len(self._seen) > MAX_SEEN_IDS:
                 self._seen.popitem(last=False)
             if isinstance(event, HarnessVetoed):
-                if self.trust is None or not self.trust(event):
-                    self.untrusted_vetoes += 1
-                    logger.warning("ignored a veto of %s by %s that this gate did not sign",
-                                   event.proposal_id, event.reviewer)
-                    return False
                 self.vetoes.setdefault(event.proposal_id, event)
                 return True
             if isinstance(event, HarnessRejected):
@@ -229,8 +230,8 @@ class HarnessBoard:
                 unsigned = veto(self.state, proposal_id, reviewer, note)
             except ValueError as error:
                 raise VetoRefused(str(error)) from None
-        # one veto per proposal and reviewer: a retry after a lost acknowledgement is the
-        # same event (the evolver and every sink dedupe on the id)
-        return HarnessVetoed.model_validate({
-            **unsigned.model_dump(), "source": SOURCE,
-            "event_id": derived_id("harness.vetoed", proposal_id, reviewer)})
+        # A fresh, unguessable event id (not derived from the proposal): consumers dedupe on
+        # ids before they check signatures, so a predictable id could be taken first by a
+        # forged veto and the real one dropped as its duplicate. A retry after a lost
+        # acknowledgement is then a second veto, which the evolver ignores once it rejected.
+        return HarnessVetoed.model_validate({**unsigned.model_dump(), "source": SOURCE})
