@@ -22,7 +22,7 @@ from typing import Any
 
 from devices.harness.spec import HarnessSpec
 from devices.suite.policies import make_policy
-from schemas.envelope import Event
+from schemas.envelope import Event, utc_now
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed, HarnessVetoed
 from schemas.topics import TOPICS, Topic
 from schemas.verdicts import FailureTraced
@@ -78,7 +78,8 @@ class EvolverService:
             runner = suite_runner(lambda: make_policy(policy), suite_seed=settings.suite_seed,
                                   n_per_template=settings.n_per_template)
         self.runner = CachedRunner(runner) if runner is not None else None
-        self._now = now
+        #: The clock ticks compare the veto window with (the wall clock unless a test's).
+        self._now: Callable[[], Any] = now or utc_now
         if author is None and settings.proposer_model is not None:
             author = load_local(settings.proposer_model)
         self.model_proposer = (ModelProposer(author, min_support=settings.min_support)
@@ -98,7 +99,7 @@ class EvolverService:
         return self._decide(self.state, stored.event)
 
     def tick(self) -> list[tuple[Topic, Event]]:
-        if not self.state.pending_since or self._now is None:
+        if not self.state.pending_since:
             return []
         return self._decide(self.state, Tick(self._now()))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,28 @@ def test_the_veto_window_comes_from_its_variable_and_a_bad_value_is_one_sentence
             load_evolver_settings()
         assert caught.value.variable == "FLYWHEEL_EVOLVER_VETO_WINDOW_S"
         assert str(caught.value).count(".") <= 2 and "\n" not in str(caught.value)
+
+
+def test_with_a_window_and_no_clock_given_ticks_promote_once_the_wall_clock_passes_it(
+        bootstrap: str, fresh_topic: Callable[[str], Topic], tmp_path: Path) -> None:
+    topics = {name: fresh_topic(name) for name in INPUT_TOPICS}
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    registry.init(DEGRADED)
+    history = suite_collector(OraclePolicy, n_per_template=1)(None, DEGRADED, 1)
+    with TypedProducer(bootstrap, client_id="evolver-test") as producer, \
+            EventStore(tmp_path / "evolver.sqlite") as store:
+        service = EvolverService(registry, load_evolver_settings(n_per_template=1,
+                                                                 veto_window_s=1.0),
+                                 topics=topics)  # as python -m services.evolver builds it
+        runner = Runner(service, store, producer)
+        runner.process([Stored(e, topics[TOPIC_OF[e.type]].name) for e in history])
+        (waiting,) = service.state.pending_since.items()
+        assert registry.current() == DEGRADED["version"]
+        deadline = time.monotonic() + 30  # a guard against hangs, not a speed assertion
+        while runner.tick() == 0:
+            assert time.monotonic() < deadline, "never promoted"
+            time.sleep(0.1)
+        promoted_at = utc_now()
+    assert promoted_at - waiting[1] >= timedelta(seconds=1)  # not before the window ended
+    assert registry.current() != DEGRADED["version"]
+    assert service.state.status[waiting[0]] == "promoted"
