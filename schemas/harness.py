@@ -75,9 +75,17 @@ class HarnessRejected(Event):
 
 
 class HarnessVetoed(Event):
-    """A person vetoed a pending promotion on the gate's page."""
+    """A person vetoed a pending promotion on the gate's page (signed with the gate's key)."""
 
     type: Literal["harness.vetoed"] = "harness.vetoed"
     proposal_id: str
     reviewer: str = Field(min_length=1)
     note: str = ""
+    # Signed by the gate like review decisions (None on unsigned vetoes, which the evolver
+    # refuses): `services.gate.vetoes.veto_payload` gives the bytes the signature covers.
+    key_id: str | None = Field(
+        default=None, min_length=1, max_length=64,
+        description="Which gate key signed it (hex prefix of the public key's sha256).")
+    signature: str | None = Field(
+        default=None, min_length=1, max_length=256,
+        description="Ed25519 signature over the veto's canonical bytes, hex.")

@@ -13,6 +13,7 @@ from services.dataflow.agent import serve
 from services.evolver.registry import HarnessRegistry
 from services.evolver.service import EvolverService
 from services.evolver.settings import load_evolver_settings
+from services.gate.vetoes import VetoVerifier
 
 
 def main() -> None:
@@ -22,8 +23,9 @@ def main() -> None:
     except ValueError as error:
         print(error, file=sys.stderr)
         raise SystemExit(2) from None
-    serve(lambda bus, bootstrap: EvolverService(HarnessRegistry.at_data_dir(bus.data_dir),
-                                                settings, now=utc_now), "evolver")
+    serve(lambda bus, bootstrap: EvolverService(
+        HarnessRegistry.at_data_dir(bus.data_dir), settings, now=utc_now,
+        vetoes=VetoVerifier.for_data_dir(bus.data_dir, settings.gate_public_key)), "evolver")
 
 
 if __name__ == "__main__":

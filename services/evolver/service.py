@@ -6,6 +6,11 @@ evaluator, vetoes from the gate page, rollbacks). With `evaluate` on, each propo
 through the gate right here (paired dev runs, then test) and decided on at once. Every
 promotion is written to the harness registry, which is what rollouts load. With a
 `proposer_model`, a local language model proposes too (after the rules, same gate).
+
+With a veto window (FLYWHEEL_EVOLVER_VETO_WINDOW_S) a proposal that passed dev and test is
+pending: the gate page lists it, a veto signed with the gate's key (`harness.vetoed`) rejects
+it, and the first tick after the window promotes it. Vetoes the gate did not sign are refused
+(logged and counted in `vetoes.refused`).
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from typing import Any
 
 from devices.harness.spec import HarnessSpec
 from devices.suite.policies import make_policy
-from schemas.envelope import Event
-from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed
+from schemas.envelope import Event, utc_now
+from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed, HarnessVetoed
 from schemas.topics import TOPICS, Topic
 from schemas.verdicts import FailureTraced
 from services.dataflow.ids import derived_id
@@ -36,6 +41,7 @@ from services.evolver.model_propose import ModelProposer, load_local
 from services.evolver.registry import HarnessRegistry, RegistryError
 from services.evolver.settings import EvolverSettings
 from services.evolver.suite_runner import suite_runner
+from services.gate.vetoes import VetoVerifier
 
 __all__ = ["INPUT_TOPICS", "EvolverService"]
 
@@ -53,7 +59,8 @@ class EvolverService:
     def __init__(self, registry: HarnessRegistry, settings: EvolverSettings, *,
                  runner: Runner | None = None, topics: Mapping[str, Topic] | None = None,
                  now: Callable[[], Any] | None = None,
-                 author: Callable[[str], str] | None = None) -> None:
+                 author: Callable[[str], str] | None = None,
+                 vetoes: VetoVerifier | None = None) -> None:
         self.topics = {**TOPICS, **(topics or {})}
         self.inputs = tuple(self.topics[name] for name in INPUT_TOPICS)
         self.registry = registry
@@ -71,21 +78,28 @@ class EvolverService:
             runner = suite_runner(lambda: make_policy(policy), suite_seed=settings.suite_seed,
                                   n_per_template=settings.n_per_template)
         self.runner = CachedRunner(runner) if runner is not None else None
-        self._now = now
+        #: The clock ticks compare the veto window with (the wall clock unless a test's).
+        self._now: Callable[[], Any] = now or utc_now
         if author is None and settings.proposer_model is not None:
             author = load_local(settings.proposer_model)
         self.model_proposer = (ModelProposer(author, min_support=settings.min_support)
                                if author is not None else None)
+        #: Checks that the gate signed a veto before it rejects anything (no key: refused).
+        self.vetoes = vetoes if vetoes is not None else VetoVerifier(
+            path=settings.gate_public_key)
 
     # ---- FoldingService ----------------------------------------------------------------
     def apply(self, stored: Stored) -> None:
         self.state = evolve(self._known(self.state, stored.event), stored.event, self.config)
 
     def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:
+        if isinstance(stored.event, HarnessVetoed) and \
+                self.vetoes.check(stored.event) is not None:
+            return []  # not signed by the gate: nobody is known to have vetoed anything
         return self._decide(self.state, stored.event)
 
     def tick(self) -> list[tuple[Topic, Event]]:
-        if not self.state.pending_since or self._now is None:
+        if not self.state.pending_since:
             return []
         return self._decide(self.state, Tick(self._now()))
 

@@ -11,7 +11,10 @@ from schemas.settings import load_settings
 from services.evolver.paired import DEFAULT_RESAMPLES, DEFAULT_TOLERANCE
 from services.evolver.propose import DEFAULT_MIN_SUPPORT
 
-__all__ = ["EvolverSettings", "load_evolver_settings"]
+__all__ = ["MAX_VETO_WINDOW_S", "EvolverSettings", "load_evolver_settings"]
+
+#: A promotion nobody looked at within 30 days is not waiting for a person any more.
+MAX_VETO_WINDOW_S = 30 * 24 * 3600.0
 
 
 class EvolverSettings(BaseSettings):
@@ -27,9 +30,14 @@ class EvolverSettings(BaseSettings):
                                          "accepts (dev) and test may show before 'overfit'.")
     resamples: int = Field(default=DEFAULT_RESAMPLES, ge=100, le=100_000,
                            description="Paired-bootstrap resamples behind the 95% bound.")
-    veto_window_s: float = Field(default=0.0, ge=0.0,
+    veto_window_s: float = Field(default=0.0, ge=0.0, le=MAX_VETO_WINDOW_S, allow_inf_nan=False,
                                  description="Seconds a passed proposal waits on the gate page "
-                                             "for a veto before it is promoted (0: at once).")
+                                             "for a veto before it is promoted (0: at once; "
+                                             "at most 30 days).")
+    gate_public_key: Path | None = Field(
+        default=None, description="The gate's public key (PEM) that signs vetoes; default "
+                                  "<data dir>/gate/signing_key.pub. Vetoes it did not sign "
+                                  "are refused.")
     policy: str = Field(default="oracle", min_length=1,
                         description="Policy the gate runs both harnesses with: oracle, random, "
                                     "noop, or MODULE:CLASS.")

@@ -1,4 +1,5 @@
-"""The gate's web app: sign in, the queue with filters, one item, decide, stats (+ JSON API).
+"""The gate's web app: sign in, the queue with filters, one item, decide, stats, the harness
+promotions waiting for a veto (+ JSON API).
 
 Server-rendered (Jinja2), with one small script for the keys: on the item page `a`
 approves, `r` asks for a reason and rejects, `n` skips to the next item, `j`/`k` move
@@ -30,6 +31,7 @@ import schemas.tasks
 from devices.blobs import BlobNotFound
 from schemas.tasks import Family
 from schemas.verdicts import FailureTraced
+from services.gate.harness import VetoRefused
 from services.gate.queue import DecisionRefused, Item
 from services.gate.render import render_steps
 from services.gate.service import DecisionNotPublished, Gate
@@ -125,10 +127,13 @@ def create_app(gate: Gate) -> FastAPI:
             raise HTTPException(403, "the form is stale or forged (CSRF token mismatch); "
                                      "reload the page")
 
-    def page(request: Request, name: str, current: Session | None, **context: Any) -> Response:
+    def page(request: Request, name: str, current: Session | None, status_code: int = 200,
+             **context: Any) -> Response:
         return templates.TemplateResponse(request, name, {
             "me": current.reviewer if current else None,
-            "csrf": current.csrf if current else "", "counts": queue.counts(), **context})
+            "csrf": current.csrf if current else "", "counts": queue.counts(),
+            "harness_pending": len(gate.harness.pending()) if gate.harness else 0, **context},
+            status_code=status_code)
 
     def item_view(item: Item) -> dict[str, Any]:
         info = queue.info(item)
@@ -235,6 +240,44 @@ def create_app(gate: Gate) -> FastAPI:
                     reviewers=queue.throughput(), decided=gate.decided, refused=gate.refused,
                     key_id=gate.signer.key_id)
 
+    # ---- harness promotions and vetoes --------------------------------------------------
+    def harness_page(request: Request, current: Session, error: str | None = None,
+                     done: str | None = None, status_code: int = 200) -> Response:
+        board = gate.harness
+        return page(request, "harness.html", current, status_code=status_code, error=error,
+                    done=done, rows=board.pending() if board else [],
+                    window_s=board.config.veto_window_s if board else 0.0,
+                    key_id=gate.signer.key_id)
+
+    def veto_or_status(proposal_id: str, reviewer: str, note: str) -> tuple[int, str]:
+        """(201, the veto's event id) or (HTTP status, one sentence)."""
+        try:
+            return 201, gate.veto(proposal_id, reviewer, note).event_id
+        except KeyError as error:
+            return 404, str(error.args[0])
+        except VetoRefused as error:
+            return 409, str(error)
+        except DecisionNotPublished as error:
+            return 503, str(error)
+
+    @app.get("/harness", response_class=HTMLResponse)
+    async def harness_list(request: Request, current: Annotated[Session, Depends(session)],
+                           vetoed: str | None = None) -> Response:
+        done = (f"Vetoed {vetoed}: the evolver rejects it when it reads the veto."
+                if vetoed else None)
+        return harness_page(request, current, done=done)
+
+    @app.post("/harness/{proposal_id}/veto")
+    def veto_form(request: Request, proposal_id: str,
+                  current: Annotated[Session, Depends(session)],
+                  note: Annotated[str, Form()] = "", csrf: Annotated[str, Form()] = ""
+                  ) -> Response:
+        check_csrf(current, csrf)
+        status, said = veto_or_status(proposal_id, current.reviewer, note)
+        if status != 201:
+            return harness_page(request, current, error=said, status_code=status)
+        return RedirectResponse(f"/harness?vetoed={quote_plus(proposal_id)}", status_code=303)
+
     @app.get("/blobs/{sha256}")
     async def blob(sha256: str, current: Annotated[Session, Depends(session)]) -> Response:
         if gate.blobs is None or len(sha256) != 64 or not all(c in "0123456789abcdef"
@@ -306,6 +349,20 @@ def create_app(gate: Gate) -> FastAPI:
             return JSONResponse({"error": str(error)}, status_code=503)
         return JSONResponse({"decision_id": signed.decision_id, "final": signed.final,
                              "decision": signed.decision}, status_code=201)
+
+    @app.get("/api/harness")
+    async def api_harness(reviewer: Annotated[str, Depends(api_reviewer)]) -> dict[str, Any]:
+        board = gate.harness
+        return {"veto_window_s": board.config.veto_window_s if board else 0.0,
+                "pending": [row.to_json() for row in (board.pending() if board else [])]}
+
+    @app.post("/api/harness/{proposal_id}/veto")
+    def api_veto(proposal_id: str, reviewer: Annotated[str, Depends(api_reviewer)],
+                 body: dict[str, Any] | None = None) -> JSONResponse:
+        status, said = veto_or_status(proposal_id, reviewer, str((body or {}).get("note", "")))
+        if status != 201:
+            return JSONResponse({"error": said}, status_code=status)
+        return JSONResponse({"event_id": said, "proposal_id": proposal_id}, status_code=201)
 
     @app.get("/api/stats")
     async def api_stats(reviewer: Annotated[str, Depends(api_reviewer)]) -> dict[str, Any]:

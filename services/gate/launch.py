@@ -21,13 +21,17 @@ import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.blobs import BlobStore
+from devices.harness.spec import HarnessSpec
+from services.evolver.registry import HarnessRegistry, RegistryError
+from services.evolver.settings import load_evolver_settings
 from services.gate.app import create_app
+from services.gate.harness import HarnessBoard
 from services.gate.service import BrokerPublisher, Gate, GateFeed, GateTopics
 from services.gate.settings import GateSettings, load_gate_settings
 from services.gate.signing import GateKeyError, create_key, load_private_key
 from services.gate.tokens import ReviewerTokens
 
-__all__ = ["GateHandle", "GateStartError", "load_or_create_key", "start_gate"]
+__all__ = ["GateHandle", "GateStartError", "harness_board", "load_or_create_key", "start_gate"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +56,27 @@ def load_or_create_key(path: Path, *, create: bool) -> tuple[Ed25519PrivateKey, 
         return load_private_key(path), False
     except GateKeyError as error:
         raise GateStartError(str(error)) from None
+
+
+def harness_board(data_dir: Path, veto_window_s: float | None = None) -> HarnessBoard:
+    """The board of pending promotions: it starts from the registry's current harness (the
+    evolver's base harness while the registry is empty) and shows the evolver's veto window
+    (FLYWHEEL_EVOLVER_VETO_WINDOW_S, the variable the evolver reads; a bad value is a
+    GateStartError naming it)."""
+    try:
+        evolver = load_evolver_settings()
+    except ValueError as error:
+        raise GateStartError(str(error)) from None
+    registry = HarnessRegistry.at_data_dir(data_dir)
+    try:
+        current = registry.current()
+        spec = registry.get(current) if current else (
+            HarnessSpec.load(evolver.base_spec) if evolver.base_spec
+            else HarnessSpec.default()).to_json_dict()
+    except (RegistryError, OSError, ValueError) as error:
+        raise GateStartError(f"the gate cannot read the current harness ({error})") from None
+    window = evolver.veto_window_s if veto_window_s is None else veto_window_s
+    return HarnessBoard(spec, veto_window_s=window, registry=registry)
 
 
 @dataclass
@@ -111,10 +136,12 @@ class GateHandle:
 
 def start_gate(bootstrap: str, data_dir: Path, settings: GateSettings | None = None, *,
                create_key: bool = False, local_reviewer: str | None = None,
-               topics: GateTopics | None = None) -> GateHandle:
+               topics: GateTopics | None = None, veto_window_s: float | None = None
+               ) -> GateHandle:
     """Starts the feed and the web server; returns once both run. Raises GateStartError
     (one sentence) when the key is missing and `create_key` is False, or the port is taken.
-    With `local_reviewer`, a fresh token for that reviewer is issued (replacing the last)."""
+    With `local_reviewer`, a fresh token for that reviewer is issued (replacing the last).
+    `veto_window_s` overrides the evolver's setting the harness page shows."""
     settings = settings or load_gate_settings()
     data_dir = Path(data_dir)
     key_path = settings.resolved_key_path(data_dir)
@@ -122,8 +149,11 @@ def start_gate(bootstrap: str, data_dir: Path, settings: GateSettings | None = N
     tokens = ReviewerTokens(settings.resolved_reviewers_path(data_dir))
     token = tokens.issue(local_reviewer) if local_reviewer else None
     topics = topics or GateTopics.registered()
-    publisher = BrokerPublisher(bootstrap, topics.reviews, settings.publish_timeout_s)
-    gate = Gate(key, tokens, publisher, blobs=BlobStore(settings.resolved_blob_dir(data_dir)))
+    board = harness_board(data_dir, veto_window_s) if topics.harness is not None else None
+    publisher = BrokerPublisher(bootstrap, topics.reviews, settings.publish_timeout_s,
+                                harness=topics.harness)
+    gate = Gate(key, tokens, publisher, blobs=BlobStore(settings.resolved_blob_dir(data_dir)),
+                harness=board)
     feed = GateFeed(gate, bootstrap, topics, stats_interval_s=settings.stats_interval_s).start()
     config = uvicorn.Config(create_app(gate), host=settings.host, port=settings.port,
                             log_level="warning", lifespan="off", access_log=False)

@@ -2,7 +2,8 @@
 
 `Gate` is what the web app, the terminal review and the bench drive; `GateFeed` is the
 thin consumer loop that folds the tasks, episodes, verdicts, failures and reviews topics
-into its queue. The feed reads every topic from the start without a consumer group, so a
+into its queue, and the harness topic into its harness board (pending promotions a person
+may veto: `Gate.veto` signs and publishes `harness.vetoed`). The feed reads every topic from the start without a consumer group, so a
 restarted gate rebuilds the same queue (decisions included, read back from the reviews topic).
 """
 
@@ -21,12 +22,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.blobs import BlobNotFound, BlobStore
 from schemas.envelope import Event
+from schemas.harness import HarnessVetoed
 from schemas.reviews import ReviewDecided, ReviewStatsReported
 from schemas.topics import TOPICS, Topic
 from services.gate.diff import episode_diff
+from services.gate.harness import HarnessBoard, VetoRefused
 from services.gate.queue import DecisionRefused, Item, ReviewQueue, TaskInfo, next_decision
 from services.gate.signing import Signer, check_signature
 from services.gate.tokens import ReviewerTokens
+from services.gate.vetoes import check_veto_signature, sign_veto
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 
@@ -44,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 #: The registered topics the gate reads, by role.
 FEED_TOPICS = ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
-               "flywheel.reviews")
+               "flywheel.reviews", "flywheel.harness")
 SOURCE = "gate/1"
 #: Lock stripes for decisions: far more than concurrent reviewers, so unrelated items rarely
 #: share one.
@@ -72,25 +76,31 @@ class GateTopics:
     verdicts: Topic
     failures: Topic
     reviews: Topic
+    harness: Topic | None = None  # pending promotions and vetoes (None: no harness page)
 
     @classmethod
     def registered(cls) -> GateTopics:
         return cls(*(TOPICS[name] for name in FEED_TOPICS))
 
     def all(self) -> list[Topic]:
-        return [self.tasks, self.episodes, self.verdicts, self.failures, self.reviews]
+        return [self.tasks, self.episodes, self.verdicts, self.failures, self.reviews,
+                *([self.harness] if self.harness is not None else [])]
 
 
 class BrokerPublisher:
-    """Publishes to the reviews topic with the typed idempotent producer, waiting for acks."""
+    """Publishes to the reviews topic (vetoes: the harness topic) with the typed idempotent
+    producer, waiting for acks."""
 
-    def __init__(self, bootstrap: str, reviews: Topic, timeout_s: float = 10.0) -> None:
+    def __init__(self, bootstrap: str, reviews: Topic, timeout_s: float = 10.0, *,
+                 harness: Topic | None = None) -> None:
         self._producer = TypedProducer(bootstrap, client_id="gate")
         self.reviews = reviews
+        self.harness = harness if harness is not None else TOPICS["flywheel.harness"]
         self.timeout_s = timeout_s
 
     def publish(self, event: Event) -> None:
-        self._producer.send(self.reviews, event).get(timeout=self.timeout_s)
+        topic = self.harness if isinstance(event, HarnessVetoed) else self.reviews
+        self._producer.send(topic, event).get(timeout=self.timeout_s)
 
     def close(self) -> None:
         self._producer.close()
@@ -104,7 +114,8 @@ class Gate:
 
     def __init__(self, key: Ed25519PrivateKey, tokens: ReviewerTokens, publisher: Publisher,
                  *, queue: ReviewQueue | None = None, blobs: BlobStore | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 harness: HarnessBoard | None = None) -> None:
         if not isinstance(key, Ed25519PrivateKey):
             raise TypeError("the gate needs an Ed25519 private key to sign decisions; "
                             "without one it does not start")
@@ -115,6 +126,13 @@ class Gate:
         if self.queue.trust is None:
             public = self.signer.public_key
             self.queue.trust = lambda decision: check_signature(public, decision)
+        #: Pending harness promotions (None: this gate does not read the harness topic).
+        self.harness = harness
+        if harness is not None and harness.trust is None:
+            public = self.signer.public_key
+            harness.trust = lambda vetoed: check_veto_signature(public, vetoed)
+        self._veto_lock = threading.Lock()
+        self.vetoed = 0
         self.blobs = blobs
         self.clock = clock
         self._item_locks = tuple(threading.Lock() for _ in range(ITEM_LOCKS))
@@ -161,6 +179,28 @@ class Gate:
                     "it was not taken, try again") from None
             self.queue.apply(signed)
             self.decided += 1
+        return signed
+
+    def veto(self, proposal_id: str, reviewer: str, note: str = "") -> HarnessVetoed:
+        """Signs and publishes `reviewer`'s veto of a pending promotion; returns it once the
+        broker acked it. Raises KeyError (one sentence) for a proposal the gate never saw,
+        VetoRefused when it is not pending (promoted, rejected, already vetoed) or this gate
+        has no harness board, DecisionNotPublished when the broker did not acknowledge it."""
+        if self.harness is None:
+            raise VetoRefused("this gate does not read the harness topic, so it cannot veto "
+                              "promotions")
+        with self._veto_lock:
+            signed = sign_veto(self.signer, self.harness.veto_event(proposal_id, reviewer, note))
+            try:
+                self.publisher.publish(signed)
+            except Exception as error:  # noqa: BLE001 - any client error means "not acked"
+                logger.warning("veto of %s not acknowledged: %s", proposal_id, error)
+                raise DecisionNotPublished(
+                    f"the broker did not acknowledge the veto of {proposal_id} ({error}); it "
+                    "was not taken, try again") from None
+            self.harness.apply(signed)
+            self.vetoed += 1
+        logger.info("%s vetoed the promotion of %s", reviewer, proposal_id)
         return signed
 
     def state_diff(self, episode: Any, info: TaskInfo | None) -> list[dict[str, Any]] | None:
@@ -226,8 +266,12 @@ class GateFeed:
     def poll_once(self) -> int:
         """One poll folded in; returns the records applied."""
         applied = 0
+        harness = self.gate.harness
         for record in self._consumer.poll_batch(self.poll_ms):
-            applied += self.gate.queue.apply(record.event)
+            if record.event.type.startswith("harness."):
+                applied += harness.apply(record.event) if harness is not None else 0
+            else:
+                applied += self.gate.queue.apply(record.event)
         self.polls += 1
         return applied
 

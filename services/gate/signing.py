@@ -136,6 +136,10 @@ class Signer:
         self.public_key = key.public_key()
         self.key_id = key_id_of(self.public_key)
 
+    def sign_bytes(self, payload: bytes) -> bytes:
+        """This key's signature over `payload` (callers prefix their own domain)."""
+        return self._key.sign(payload)
+
     def sign(self, decision: ReviewDecided) -> ReviewDecided:
         """`decision` with this key's id and signature (validated: the producer need not)."""
         unsigned = ReviewDecided.model_validate(

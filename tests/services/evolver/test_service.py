@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.suite.policies import OraclePolicy
 from schemas.envelope import Event, utc_now
+from schemas.settings import SettingsError
 from schemas.topics import Topic
 from services.dataflow.runner import Runner
 from services.dataflow.store import EventStore, Stored
@@ -16,6 +21,8 @@ from services.evolver.registry import HarnessRegistry
 from services.evolver.service import INPUT_TOPICS, EvolverService
 from services.evolver.settings import load_evolver_settings
 from services.evolver.suite_runner import suite_collector
+from services.gate.signing import Signer
+from services.gate.vetoes import VetoVerifier, sign_veto
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 from tests.services.evolver.test_suite_gate import DEGRADED
@@ -84,16 +91,23 @@ def test_a_person_vetoes_a_pending_promotion_through_the_topic(
     registry.init(DEGRADED)
     settings = load_evolver_settings(n_per_template=1, veto_window_s=3600)
     history = suite_collector(OraclePolicy, n_per_template=1)(None, DEGRADED, 1)
+    gate, forger = Signer(Ed25519PrivateKey.generate()), Signer(Ed25519PrivateKey.generate())
     with TypedProducer(bootstrap, client_id="evolver-test") as producer, \
             EventStore(tmp_path / "evolver.sqlite") as store:
-        service = EvolverService(registry, settings, topics=topics, now=utc_now)
+        service = EvolverService(registry, settings, topics=topics, now=utc_now,
+                                 vetoes=VetoVerifier(gate.public_key))
         runner = Runner(service, store, producer)
         runner.process([Stored(e, topics[TOPIC_OF[e.type]].name) for e in history])
         assert runner.tick() == 0  # the window has not passed
         # the gate page folds the harness topic to list what waits, then publishes a veto
         seen = read_all(bootstrap, topics["flywheel.harness"], want=3)
         (pending,) = pending_promotions(fold(DEGRADED, seen, service.config), service.config)
-        vetoed = veto(service.state, pending.proposal_id, "ana", "not now")
+        unsigned = veto(service.state, pending.proposal_id, "ana", "not now")
+        # anyone who can write to the topic: unsigned, or signed with some other key
+        forged = [unsigned, sign_veto(forger, unsigned.model_copy(update={"event_id": "f2"}))]
+        assert runner.process([Stored(f, topics["flywheel.harness"].name) for f in forged]) == 0
+        assert dict(service.vetoes.refused) == {"unsigned": 1, "unknown_key": 1}
+        vetoed = sign_veto(gate, unsigned.model_copy(update={"event_id": "v1"}))
         producer.send(topics["flywheel.harness"], vetoed).get(timeout=10)
         runner.process([Stored(vetoed, topics["flywheel.harness"].name)])  # as consumed
     out = read_all(bootstrap, topics["flywheel.harness"], want=5)
@@ -101,3 +115,42 @@ def test_a_person_vetoes_a_pending_promotion_through_the_topic(
                                      "harness.evaluated", "harness.vetoed", "harness.rejected"]
     assert out[-1].reason == "vetoed" and out[-1].proposal_id == pending.proposal_id
     assert registry.current() == DEGRADED["version"]  # nothing was promoted
+
+
+def test_the_veto_window_comes_from_its_variable_and_a_bad_value_is_one_sentence(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("FLYWHEEL_EVOLVER_VETO_WINDOW_S", "90")
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    service = EvolverService(registry, load_evolver_settings(evaluate=False))
+    assert service.config.veto_window_s == 90
+    for bad in ("soon", "inf", "-5", "1e12"):  # inf / huge would overflow the window's timedelta
+        monkeypatch.setenv("FLYWHEEL_EVOLVER_VETO_WINDOW_S", bad)
+        with pytest.raises(SettingsError) as caught:
+            load_evolver_settings()
+        assert caught.value.variable == "FLYWHEEL_EVOLVER_VETO_WINDOW_S"
+        assert str(caught.value).count(".") <= 2 and "\n" not in str(caught.value)
+
+
+def test_with_a_window_and_no_clock_given_ticks_promote_once_the_wall_clock_passes_it(
+        bootstrap: str, fresh_topic: Callable[[str], Topic], tmp_path: Path) -> None:
+    topics = {name: fresh_topic(name) for name in INPUT_TOPICS}
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    registry.init(DEGRADED)
+    history = suite_collector(OraclePolicy, n_per_template=1)(None, DEGRADED, 1)
+    with TypedProducer(bootstrap, client_id="evolver-test") as producer, \
+            EventStore(tmp_path / "evolver.sqlite") as store:
+        service = EvolverService(registry, load_evolver_settings(n_per_template=1,
+                                                                 veto_window_s=1.0),
+                                 topics=topics)  # as python -m services.evolver builds it
+        runner = Runner(service, store, producer)
+        runner.process([Stored(e, topics[TOPIC_OF[e.type]].name) for e in history])
+        (waiting,) = service.state.pending_since.items()
+        assert registry.current() == DEGRADED["version"]
+        deadline = time.monotonic() + 30  # a guard against hangs, not a speed assertion
+        while runner.tick() == 0:
+            assert time.monotonic() < deadline, "never promoted"
+            time.sleep(0.1)
+        promoted_at = utc_now()
+    assert promoted_at - waiting[1] >= timedelta(seconds=1)  # not before the window ended
+    assert registry.current() != DEGRADED["version"]
+    assert service.state.status[waiting[0]] == "promoted"
