@@ -54,7 +54,11 @@ class Harness:
     def __init__(self, device: Device, spec: HarnessSpec | None = None, *,
                  subagent_policy: Callable[[str], Any] | None = None) -> None:
         self.device = device
-        self.spec = spec or HarnessSpec.default()
+        # The spec in its canonical form (dict keys sorted, as the version hashes it and the
+        # registry stores it): a harness behaves the same for the same version whether its
+        # spec was built in memory or loaded from JSON, e.g. skill parameters reach a policy
+        # in one order, so a rollback repeats the earlier episodes exactly.
+        self.spec = (spec or HarnessSpec.default()).canonical()
         # Builds the policy a sub-agent runs when it is handed a task without a plan (the same
         # policy as the main agent, typically); None: sub-agents only run plans.
         self.subagent_policy = subagent_policy

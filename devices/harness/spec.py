@@ -111,6 +111,12 @@ class HarnessSpec(Frozen):
         return json.dumps(self.model_dump(mode="json", exclude={"parent"}), sort_keys=True,
                           separators=(",", ":"), ensure_ascii=False)
 
+    def canonical(self) -> HarnessSpec:
+        """The same spec with every mapping in sorted-key order (what a JSON round trip through
+        the registry gives): equal content, equal behaviour wherever the spec was built."""
+        data = json.loads(self.canonical_json())
+        return type(self).model_validate({**data, "parent": self.parent})
+
     @property
     def version(self) -> str:
         digest = hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
