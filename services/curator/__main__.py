@@ -25,7 +25,8 @@ def main() -> None:
             policy = GateAdmission.for_data_dir(bus.data_dir)
         return CuratorService(settings.resolved_snapshot_dir(bus.data_dir),
                               blob_dir(bus.data_dir),
-                              snapshot_examples=settings.snapshot_examples, policy=policy)
+                              snapshot_examples=settings.snapshot_examples, policy=policy,
+                              correction_share=settings.correction_share)
 
     serve(build, "curator")
 
