@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -249,22 +248,44 @@ def snapshot_rows_ready(state: CuratorState, share: float = DEFAULT_SHARE) -> in
     return usable_rows(demonstrations, corrections, share)
 
 
-def _mix(state: CuratorState, demonstrations: list[dict[str, Any]], admission_policy: str,
-         harness: Any, share: float, chosen: list[str],
-         ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The demonstration rows plus a seeded sample of the admitted corrections' rows making
-    up `share` of the result, and the manifest's `corrections` record."""
+def _available_corrections(state: CuratorState, admission_policy: str, harness: Any,
+                           share: float) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every admitted correction's rows (none are replayed at share 0), and the admitted
+    failures whose continuation could not be rebuilt, with the reason."""
     available: list[dict[str, Any]] = []
     skipped = []
     for episode_id in state.admitted:
-        if episode_id not in state.corrections:
+        if episode_id not in state.corrections or not share:
             continue
-        found = correction_rows(state, episode_id, admission_policy, harness) if share else []
+        found = correction_rows(state, episode_id, admission_policy, harness)
         if isinstance(found, str):
             skipped.append({"failure_event_id": state.failures[episode_id].event_id,
                             "episode_id": episode_id, "reason": found})
         else:
             available.extend(found)
+    return available, skipped
+
+
+def _choose_demonstrations(state: CuratorState, target_rows: int, corrections: int,
+                           share: float) -> list[str]:
+    """Demonstrations so that they plus the corrections their share allows (of `corrections`
+    available rows) reach `target_rows`, when enough are admitted."""
+    demonstrations = sum(1 for e in state.admitted if e not in state.corrections)
+    want = target_rows - min(corrections, round(target_rows * share))
+    while True:
+        chosen = choose_episodes(state, want)
+        rows = sum(len(state.episodes[e][0].steps) for e in chosen)
+        total = usable_rows(rows, corrections, share)
+        if total >= target_rows or len(chosen) >= demonstrations:
+            return chosen
+        want += target_rows - total
+
+
+def _mix(demonstrations: list[dict[str, Any]], available: list[dict[str, Any]],
+         skipped: list[dict[str, str]], share: float, chosen: list[str],
+         ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The demonstration rows plus a seeded sample of the available correction rows making
+    up `share` of the result, and the manifest's `corrections` record."""
     seed = int(derived_id("corrections", *sorted(chosen))[:8], 16)
     mixed, report = mix_corrections(pa.Table.from_pylist(demonstrations, schema=SCHEMA),
                                     pa.Table.from_pylist(available, schema=SCHEMA),
@@ -284,12 +305,14 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
                    admission_policy: str, *, cause: Any, harness: Any = None,
                    correction_share: float = DEFAULT_SHARE) -> DatasetSnapshotted:
     """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event:
-    demonstrations toward `(1 - correction_share)` of `target_rows`, then corrections making
-    up `correction_share` of the rows (see the module docstring).
+    demonstrations, then corrections making up `correction_share` of the rows, together at
+    least `target_rows` when that many are admitted (see the module docstring).
     Deterministic in the state: a repeat after a crash rewrites the same files and event."""
-    chosen = choose_episodes(state, math.ceil(target_rows * (1.0 - correction_share)))
-    rows, corrections = _mix(state, build_rows(state, chosen, admission_policy, harness),
-                             admission_policy, harness, correction_share, chosen)
+    available, skipped = _available_corrections(state, admission_policy, harness,
+                                                correction_share)
+    chosen = _choose_demonstrations(state, target_rows, len(available), correction_share)
+    rows, corrections = _mix(build_rows(state, chosen, admission_policy, harness), available,
+                             skipped, correction_share, chosen)
     fixes = sorted({r["example_id"] for r in rows if r["kind"] == "correction"})
     chosen_all = chosen + sorted({f["episode_id"] for f in corrections["failures"]})
     instances = {state.tasks[t][0].task_id: {"template": state.tasks[t][0].template,

@@ -265,3 +265,34 @@ def test_the_gates_admission_policy_plugs_into_the_seam(tmp_path: Path) -> None:
     for stored in pipe.log:
         fresh.apply(stored)
     assert set(fresh.state.admitted) == set(pipe.state.admitted)
+
+
+def test_a_snapshot_reaches_its_target_however_few_corrections_there_are(tmp_path: Path) -> None:
+    """Demonstrations make up for corrections that are missing: a run of the oracle alone
+    (no failures) still gets snapshots of the size `flywheel run --examples` waits for."""
+    from services.curator.snapshot import snapshot_rows_ready, write_snapshot
+
+    pipe = Pipeline(tmp_path)
+    for template in range(6):
+        for i in range(3):
+            pipe.run(proposed(i=i, template=template))
+    state = pipe.state
+    assert not state.corrections
+    ready = snapshot_rows_ready(state, 0.2)
+    assert ready == sum(len(state.episodes[e][0].steps) for e in state.admitted)
+    for target in (5, 11, ready // 2, ready):
+        snap = write_snapshot(state, target, tmp_path / "s", BlobStore(tmp_path / "b"),
+                              POLICY.name, cause="test", harness=new_harness(),
+                              correction_share=0.2)
+        assert snap.rows >= target and snap.counts["correction_rows"] == 0
+    # With random failures in, the corrections take their share and the total still reaches it.
+    for template in range(8):
+        pipe.run(proposed(i=5, template=template), policy="random")
+    state = pipe.state
+    assert any(e in state.corrections for e in state.admitted)
+    target = snapshot_rows_ready(state, 0.2)
+    snap = write_snapshot(state, target, tmp_path / "s", BlobStore(tmp_path / "b"), POLICY.name,
+                          cause="test", harness=new_harness(), correction_share=0.2)
+    fixes = snap.counts["correction_rows"]
+    assert snap.rows >= target and fixes > 0
+    assert abs(fixes / snap.rows - 0.2) <= 1 / snap.rows
