@@ -37,6 +37,9 @@ class CuratorService:
         self.snapshot_dir = snapshot_dir
         self.blobs = BlobStore(blob_root)
         self.snapshot_examples = snapshot_examples
+        if not 0.0 <= correction_share < 1.0:
+            raise ValueError(f"the corrections share must be at least 0 and below 1, got "
+                             f"{correction_share}; set FLYWHEEL_CURATOR_CORRECTION_SHARE so")
         #: Share of each snapshot's rows that are corrections of failures (at most).
         self.correction_share = correction_share
         self.policy = OncePerEvent(policy or AutoAdmission())

@@ -296,3 +296,9 @@ def test_a_snapshot_reaches_its_target_however_few_corrections_there_are(tmp_pat
     fixes = snap.counts["correction_rows"]
     assert snap.rows >= target and fixes > 0
     assert abs(fixes / snap.rows - 0.2) <= 1 / snap.rows
+
+
+@pytest.mark.parametrize("share", [1.0, -0.5])
+def test_a_curator_refuses_a_share_it_cannot_reach(tmp_path: Path, share: float) -> None:
+    with pytest.raises(ValueError, match="FLYWHEEL_CURATOR_CORRECTION_SHARE"):
+        CuratorService(tmp_path / "s", tmp_path / "b", correction_share=share)
