@@ -188,6 +188,9 @@ def test_snapshots_hold_corrections_at_the_share_each_traceable_to_its_failure(
     for manifest, rows in _snapshot_rows(curator):
         demos = [r for r in rows if r["kind"] == "demonstration"]
         fixes = [r for r in rows if r["kind"] == "correction"]
+        print(f"\nsnapshot {manifest['snapshot_id']}: {len(demos)} demonstration rows, "
+              f"{len(fixes)} correction rows from {len(manifest['corrections']['failures'])} "
+              f"failures ({len(fixes) / len(rows):.3f} of {len(rows)}; {available} available)")
         # The share, within rounding (all of them when too few: not the case here).
         assert len(fixes) == corrections_needed(len(demos), SHARE) <= available
         assert abs(len(fixes) / len(rows) - SHARE) <= 1 / len(rows)
