@@ -17,7 +17,7 @@ from typing import Any
 
 from devices.harness.catalogue import Catalogue, build_catalogue
 from devices.harness.planner import PLANNER_ACTIONS, run_planner_action, tool_error
-from devices.harness.spec import HarnessSpec
+from devices.harness.spec import SEEN_PREFIX, HarnessSpec
 from devices.harness.state import HarnessState
 from devices.protocol import Device, TaskInstance
 from devices.sim.state import LogEntry, copy_json
@@ -54,7 +54,11 @@ class Harness:
     def __init__(self, device: Device, spec: HarnessSpec | None = None, *,
                  subagent_policy: Callable[[str], Any] | None = None) -> None:
         self.device = device
-        self.spec = spec or HarnessSpec.default()
+        # The spec in its canonical form (dict keys sorted, as the version hashes it and the
+        # registry stores it): a harness behaves the same for the same version whether its
+        # spec was built in memory or loaded from JSON, e.g. skill parameters reach a policy
+        # in one order, so a rollback repeats the earlier episodes exactly.
+        self.spec = (spec or HarnessSpec.default()).canonical()
         # Builds the policy a sub-agent runs when it is handed a task without a plan (the same
         # policy as the main agent, typically); None: sub-agents only run plans.
         self.subagent_policy = subagent_policy
@@ -124,6 +128,8 @@ class Harness:
             observation = self.device.act(action)
             self.state.step = observation.step
             self._log_device_action(action, observation.result)
+            if kind == "tool_call":
+                self._remember(action.name, observation.result)
         observation = self._mark_done(observation)
         self.history.append(Step(action, observation))
         return observation
@@ -258,7 +264,14 @@ class Harness:
                 result = observed.result or tool_error(name, "unsupported", "No tool result.")
         self.state.append_log(LogEntry(self.state.step, "tool_call", name, copy_json(arguments),
                                        bool(result.ok), agent, parent))  # type: ignore[arg-type]
+        self._remember(name, result)
         return result
+
+    def _remember(self, name: str, result: ToolResult | None) -> None:
+        """Stores a successful result of a tool the memory policy names (MemoryPolicy.store)
+        as the episode's note `note/seen/<tool>`."""
+        if result is not None and result.ok and self.spec.memory.stores(name):
+            self.state.seen[f"{SEEN_PREFIX}{name}"] = copy_json(result.value)
 
     def _allowed(self, name: str) -> bool:
         """A tool the catalogue shows, or one the device does not know (it then says so)."""

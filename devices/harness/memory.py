@@ -2,7 +2,9 @@
 
 Memory holds user facts (`home_address`, `partner`) and episodic notes from earlier sessions
 (keys starting with `note/`, by convention); both are plain key → JSON value entries, so the
-final state's memory diff reads them alike. Retrieval tokenises the query and every entry
+final state's memory diff reads them alike. Notes the harness stores by itself during an
+episode (`note/seen/<tool>`, as `MemoryPolicy.store` says) are ranked with them but kept out
+of the final state (`HarnessState.seen`). Retrieval tokenises the query and every entry
 (key words and value text), scores word overlap (an exact key or a whole-query substring
 counts most) and returns the top k.
 """

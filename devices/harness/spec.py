@@ -10,26 +10,40 @@ it ran under.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from devices.harness.skills import SKILLS, Skill
 from devices.harness.subagents import SUBAGENTS, SubAgent
 from schemas.envelope import Frozen
 
-__all__ = ["ContextPolicy", "DelegationPolicy", "HarnessSpec", "MemoryPolicy", "SpecError",
-           "ToolPolicy"]
+__all__ = ["SEEN_PREFIX", "ContextPolicy", "DelegationPolicy", "HarnessSpec", "MemoryPolicy",
+           "SpecError", "ToolPolicy"]
 
 logger = logging.getLogger(__name__)
 
 # 12 hex digits (48 bits) name a spec without collisions among the few thousand versions an
 # evolver proposes, and stay short enough to read in a report.
 VERSION_DIGITS = 12
+
+# A store pattern names tools: letters, digits, '.', '_', '-' and the wildcards '*' and '?'.
+_STORE_PATTERN = re.compile(r"^[A-Za-z0-9_.*?-]+$")
+#: Key prefix of the episodic notes the harness stores by itself (`MemoryPolicy.store`).
+SEEN_PREFIX = "note/seen/"
 
 # The default playbook: short, general notes every episode's context carries.
 DEFAULT_PLAYBOOK: tuple[str, ...] = (
@@ -53,7 +67,11 @@ class ToolPolicy(Frozen):
 
 
 class MemoryPolicy(Frozen):
-    """How memory is retrieved and what the context shows of it."""
+    """What the harness stores in memory by itself, how memory is retrieved and what the
+    context shows of it.
+
+    `store` is left out of the spec's JSON while it is empty, so every spec written before
+    the field existed keeps its content hash (its version)."""
 
     retrieval: Literal["lexical"] = Field(
         default="lexical", description="Ranking of memory entries for a query (token overlap).")
@@ -62,6 +80,33 @@ class MemoryPolicy(Frozen):
         default=0, ge=0, le=50,
         description="Memory entries the context shows up front, most relevant to the goal first "
                     "(0: the policy must read memory itself).")
+    store: tuple[str, ...] = Field(
+        default=(), description="Tools (names or fnmatch patterns such as 'contacts.*') whose "
+        "successful results the harness writes to the episode's memory by itself, as the note "
+        "'note/seen/<tool>' (the latest result of that tool): a fact seen early stays "
+        "retrievable with memory_read after it has left the recent steps. These notes belong "
+        "to the episode, not to the user's memory a checker reads. Empty: nothing is stored "
+        "unless the policy writes it.")
+
+    @field_validator("store")
+    @classmethod
+    def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [p for p in value if not _STORE_PATTERN.match(p)]
+        if bad:
+            raise ValueError(f"memory store patterns {bad} are not tool names or patterns "
+                             "(letters, digits, . _ - * ? only)")
+        return tuple(sorted(set(value)))
+
+    @model_serializer(mode="wrap")
+    def _without_empty_store(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not self.store:
+            data.pop("store", None)
+        return data
+
+    def stores(self, tool: str) -> bool:
+        """Whether the harness stores the results of `tool` by itself."""
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.store)
 
 
 class ContextPolicy(Frozen):
@@ -110,6 +155,12 @@ class HarnessSpec(Frozen):
         """Sorted-key, whitespace-free JSON of the content (without `parent`)."""
         return json.dumps(self.model_dump(mode="json", exclude={"parent"}), sort_keys=True,
                           separators=(",", ":"), ensure_ascii=False)
+
+    def canonical(self) -> HarnessSpec:
+        """The same spec with every mapping in sorted-key order (what a JSON round trip through
+        the registry gives): equal content, equal behaviour wherever the spec was built."""
+        data = json.loads(self.canonical_json())
+        return type(self).model_validate({**data, "parent": self.parent})
 
     @property
     def version(self) -> str:

@@ -22,12 +22,12 @@ from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.curator.admission import Admission, AdmissionPolicy
+from services.curator.corrections import Continuation, continuation
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
-from services.curator.examples import correction_pairs
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
-from services.dataflow.tasks import instance_of, new_harness
+from services.dataflow.tasks import new_harness
 
 __all__ = ["CuratorState", "Source", "decide", "evolve", "slice_of"]
 
@@ -56,6 +56,8 @@ class CuratorState:
     episodes: dict[str, tuple[EpisodeEnded, Source]] = field(default_factory=dict)
     verdicts: dict[str, tuple[VerdictIssued, Source]] = field(default_factory=dict)
     failures: dict[str, FailureTraced] = field(default_factory=dict)
+    #: episode id -> where its failure trace was read (a correction row's lineage)
+    failure_sources: dict[str, Source] = field(default_factory=dict)
     #: episode id -> "candidate" | "review" | "admitted" | "rejected" | "dropped:<reason>"
     status: dict[str, str] = field(default_factory=dict)
     exact: dict[str, str] = field(default_factory=dict)
@@ -109,6 +111,8 @@ def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> Cura
     if isinstance(event, FailureTraced):
         key = "failure:" + ("environment_fault" if event.environment_fault else event.category)
         state = replace(state, failures={**state.failures, event.episode_id: event},
+                        failure_sources={**state.failure_sources,
+                                         event.episode_id: Source.of(stored)},
                         counts=_count(state, key))
         return _assess(state, event.episode_id)
     if isinstance(event, ReviewRequested):
@@ -184,17 +188,14 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
         failure = state.failures.get(episode_id)
         if failure is None:
             return state  # its failure trace decides: wait for it
-        found = None
-        if failure.step_index is not None and not failure.environment_fault:
-            # A first wrong step: can the oracle finish the task from the failing state?
-            found = correction_pairs(instance_of(task), episode.steps, failure.step_index,
-                                     _replay_harness())
-        if found is None:
+        # A first wrong step: can the oracle finish the task from the failing state?
+        found = continuation(task, episode, failure, _replay_harness())
+        if not isinstance(found, Continuation):
             reason = "failed" if failure.step_index is None else "no_correction"
         else:
             status[episode_id] = "candidate"
             return replace(state, status=status,
-                           corrections={**state.corrections, episode_id: len(found[1])},
+                           corrections={**state.corrections, episode_id: len(found.pairs)},
                            counts=_count(state, "correction_candidates"))
     else:
         reason = None

@@ -11,8 +11,9 @@ from schemas.envelope import Event
 from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
 from services.curator.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
+from services.curator.corrections import DEFAULT_SHARE
 from services.curator.decide import CuratorState, decide, evolve
-from services.curator.snapshot import write_snapshot
+from services.curator.snapshot import snapshot_rows_ready, write_snapshot
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
 
@@ -27,7 +28,8 @@ class CuratorService:
 
     def __init__(self, snapshot_dir: Path, blob_root: Path, *, snapshot_examples: int = 500,
                  policy: AdmissionPolicy | None = None,
-                 topics: dict[str, Topic] | None = None) -> None:
+                 topics: dict[str, Topic] | None = None,
+                 correction_share: float = DEFAULT_SHARE) -> None:
         self.topics = {**TOPICS, **(topics or {})}
         self.inputs = tuple(self.topics[name] for name in (
             "flywheel.tasks", "flywheel.episodes", "flywheel.verdicts", "flywheel.failures",
@@ -35,6 +37,11 @@ class CuratorService:
         self.snapshot_dir = snapshot_dir
         self.blobs = BlobStore(blob_root)
         self.snapshot_examples = snapshot_examples
+        if not 0.0 <= correction_share < 1.0:
+            raise ValueError(f"the corrections share must be at least 0 and below 1, got "
+                             f"{correction_share}; set FLYWHEEL_CURATOR_CORRECTION_SHARE so")
+        #: Share of each snapshot's rows that are corrections of failures (at most).
+        self.correction_share = correction_share
         self.policy = OncePerEvent(policy or AutoAdmission())
         self.state = CuratorState()
         self.harness = new_harness("curator-replay")
@@ -51,11 +58,13 @@ class CuratorService:
                                           for e in decide(self.state, stored, self.policy)]
         after = evolve(self.state, stored, self.policy)
         number = len(after.snapshots) + 1
-        if after.admitted_rows >= self.snapshot_examples * number and number not in self._written:
+        ready = snapshot_rows_ready(after, self.correction_share)
+        if ready >= self.snapshot_examples * number and number not in self._written:
             target = self.snapshot_examples * number
             event = write_snapshot(after, target, self.snapshot_dir, self.blobs,
                                    self.policy.name, cause=stored.event.event_id,
-                                   harness=self.harness)
+                                   harness=self.harness,
+                                   correction_share=self.correction_share)
             logger.info("snapshot %s: %d rows at %s", event.snapshot_id, event.rows, event.path)
             self._written.add(number)
             out.append((self.topics["flywheel.datasets"], event))

@@ -25,6 +25,10 @@ class CuratorSettings(BaseSettings):
         default="auto", description="'auto': the stand-in admits every verified candidate (and "
         "says so in each manifest); 'gate': the review gate's policy and signed decisions "
         "(services.gate.admission.GateAdmission).")
+    correction_share: float = Field(
+        default=0.2, ge=0.0, lt=1.0, description="Share of each snapshot's rows that are "
+        "corrections (the oracle's continuation of an admitted failure from its first wrong "
+        "step), at most: 0 leaves them out; fewer when too few are admitted.")
     snapshot_dir: Path | None = Field(default=None, description="Where snapshots go (default "
                                       "<FLYWHEEL_DATA_DIR>/snapshots).")
 

@@ -19,8 +19,15 @@ trajectory; the trainer's SFT reads `prompt` and `completion`):
 | context_version | string | the prompt rendering's version |
 | {task,episode,verdict,decision}_event_id | string | the events it was built from … |
 | {task,episode,verdict,decision}_topic / _partition / _offset | string, int32, int64 | … and where they sit in the topics (hence in the archive) |
+| failure_event_id, failure_topic / _partition / _offset | string, string, int32, int64 | a correction's failure trace (`failure.traced`) and where it sits; null on demonstrations |
 
-`manifest.json` holds the `dataset.snapshotted` payload's counts plus the file hashes.
+Corrections make up `correction_share` of the rows (FLYWHEEL_CURATOR_CORRECTION_SHARE, a
+seeded sample of the admitted corrections' rows; fewer when too few are admitted): the
+demonstrations fill the rest of the target. `manifest.json` holds the `dataset.snapshotted`
+payload's counts, the file hashes and `corrections` — the share wanted and reached, every
+failure event id whose continuation the snapshot holds (with its episode and row count) and
+every admitted failure skipped with its reason; `services.curator.views` makes that a DuckDB
+table (`snapshot_corrections`).
 A snapshot never holds a dev or test instance: `check_train_only` runs on the rows before
 anything is written and raises `HeldOutLeak` naming the offending rows.
 """
@@ -41,16 +48,13 @@ from devices.blobs import BlobStore
 from devices.suite.registry import UnknownTemplate, get_template
 from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
+from services.curator.corrections import DEFAULT_SHARE, Continuation, continuation, usable_rows
 from services.curator.decide import CuratorState, Source, slice_of
-from services.curator.examples import (
-    CONTEXT_VERSION,
-    correction_pairs,
-    harness_pairs,
-    training_pairs,
-)
+from services.curator.examples import CONTEXT_VERSION, harness_pairs, training_pairs
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
+from services.evolver.corrections import mix_corrections
 
 __all__ = [
     "COLUMNS",
@@ -58,6 +62,8 @@ __all__ = [
     "build_rows",
     "check_train_only",
     "choose_episodes",
+    "correction_rows",
+    "snapshot_rows_ready",
     "write_snapshot",
 ]
 
@@ -77,7 +83,12 @@ COLUMNS: dict[str, pa.DataType] = {
     **{f"{what}_{col}": kind for what in ("task", "episode", "verdict", "decision")
        for col, kind in (("event_id", pa.string()), ("topic", pa.string()),
                          ("partition", pa.int32()), ("offset", pa.int64()))},
+    "failure_event_id": pa.string(), "failure_topic": pa.string(),
+    "failure_partition": pa.int32(), "failure_offset": pa.int64(),
 }
+#: The events a row is built from, in lineage-column order (failure: corrections only).
+LINEAGE = ("task", "episode", "verdict", "decision", "failure")
+SCHEMA = pa.schema(list(COLUMNS.items()))
 
 
 class HeldOutLeak(ValueError):
@@ -90,7 +101,7 @@ def choose_episodes(state: CuratorState, target_rows: int) -> list[str]:
     by_slice: dict[str, list[str]] = {}
     for episode_id in state.admitted:
         if episode_id in state.corrections:
-            continue  # corrections ride along (build_rows), they do not fill the target
+            continue  # corrections join at their share (write_snapshot), not in the target
         task = state.tasks[state.episodes[episode_id][0].task_id][0]
         by_slice.setdefault(slice_of(task), []).append(episode_id)
     weights = {k: state.weights.get(k, 0.0) for k in by_slice}
@@ -162,24 +173,35 @@ def _row(state: CuratorState, episode_id: str, kind: str, example_id: str, step_
         "context_version": context_version,
         **_lineage("task", task_source), **_lineage("episode", episode_source),
         **_lineage("verdict", verdict_source), **_lineage("decision", decision_source),
+        **(_lineage("failure", state.failure_sources[episode_id]) if kind == "correction"
+           else dict.fromkeys(("failure_event_id", "failure_topic", "failure_partition",
+                               "failure_offset"))),
     }
 
 
 def _correction_rows(state: CuratorState, episode_id: str, admission_policy: str,
                      harness: Any) -> list[dict[str, Any]]:
-    """The oracle's continuation from the failing state (needs the replay harness)."""
+    """The oracle's continuation from the failing state (needs the replay harness); [] with
+    the reason logged when there is none."""
+    found = correction_rows(state, episode_id, admission_policy, harness)
+    return found if isinstance(found, list) else []
+
+
+def correction_rows(state: CuratorState, episode_id: str, admission_policy: str,
+                    harness: Any) -> list[dict[str, Any]] | str:
+    """A failed episode's correction rows (each naming its failure event), or why none."""
     episode = state.episodes[episode_id][0]
     task = state.tasks[episode.task_id][0]
     failure = state.failures[episode_id]
-    if harness is None or failure.step_index is None:
-        return []
-    found = correction_pairs(instance_of(task), episode.steps, failure.step_index, harness)
-    if found is None:
-        return []
-    start, pairs = found
-    return [_row(state, episode_id, "correction", f"{episode_id}:c{start + j}", start + j,
-                 prompt, completion, json.loads(completion)["action_type"], admission_policy,
-                 f"harness/{harness.version}") for j, (prompt, completion) in enumerate(pairs)]
+    if harness is None:
+        return "no replay harness"
+    found = continuation(task, episode, failure, harness)
+    if not isinstance(found, Continuation):
+        return found.reason
+    return [_row(state, episode_id, "correction", f"{episode_id}:c{found.start + j}",
+                 found.start + j, prompt, completion, json.loads(completion)["action_type"],
+                 admission_policy, f"harness/{harness.version}")
+            for j, (prompt, completion) in enumerate(found.pairs)]
 
 
 def check_train_only(rows: list[dict[str, Any]], instances: dict[str, dict[str, Any]]) -> None:
@@ -217,49 +239,120 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def snapshot_rows_ready(state: CuratorState, share: float = DEFAULT_SHARE) -> int:
+    """Admitted rows a snapshot can hold at `share`: every demonstration step plus the
+    admitted corrections' rows up to that share (the service's trigger counts these)."""
+    demonstrations = sum(len(state.episodes[e][0].steps) for e in state.admitted
+                         if e not in state.corrections)
+    corrections = sum(state.corrections[e] for e in state.admitted if e in state.corrections)
+    return usable_rows(demonstrations, corrections, share)
+
+
+def _available_corrections(state: CuratorState, admission_policy: str, harness: Any,
+                           share: float) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every admitted correction's rows (none are replayed at share 0), and the admitted
+    failures whose continuation could not be rebuilt, with the reason."""
+    available: list[dict[str, Any]] = []
+    skipped = []
+    for episode_id in state.admitted:
+        if episode_id not in state.corrections or not share:
+            continue
+        found = correction_rows(state, episode_id, admission_policy, harness)
+        if isinstance(found, str):
+            skipped.append({"failure_event_id": state.failures[episode_id].event_id,
+                            "episode_id": episode_id, "reason": found})
+        else:
+            available.extend(found)
+    return available, skipped
+
+
+def _choose_demonstrations(state: CuratorState, target_rows: int, corrections: int,
+                           share: float) -> list[str]:
+    """Demonstrations so that they plus the corrections their share allows (of `corrections`
+    available rows) reach `target_rows`, when enough are admitted."""
+    demonstrations = sum(1 for e in state.admitted if e not in state.corrections)
+    want = target_rows - min(corrections, round(target_rows * share))
+    while True:
+        chosen = choose_episodes(state, want)
+        rows = sum(len(state.episodes[e][0].steps) for e in chosen)
+        total = usable_rows(rows, corrections, share)
+        if total >= target_rows or len(chosen) >= demonstrations:
+            return chosen
+        want += target_rows - total
+
+
+def _mix(demonstrations: list[dict[str, Any]], available: list[dict[str, Any]],
+         skipped: list[dict[str, str]], share: float, chosen: list[str],
+         ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The demonstration rows plus a seeded sample of the available correction rows making
+    up `share` of the result, and the manifest's `corrections` record."""
+    seed = int(derived_id("corrections", *sorted(chosen))[:8], 16)
+    mixed, report = mix_corrections(pa.Table.from_pylist(demonstrations, schema=SCHEMA),
+                                    pa.Table.from_pylist(available, schema=SCHEMA),
+                                    share, seed=seed, mark=None)
+    rows = mixed.to_pylist()
+    taken = Counter((r["failure_event_id"], r["episode_id"]) for r in rows
+                    if r["kind"] == "correction")
+    record = {"share_wanted": share, "share": round(report.share, 6),
+              "rows": report.corrections_used, "rows_available": report.corrections_available,
+              "failures": [{"failure_event_id": f, "episode_id": e, "rows": n}
+                           for (f, e), n in sorted(taken.items())],
+              "skipped": skipped}
+    return rows, record
+
+
 def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: BlobStore,
                    admission_policy: str, *, cause: Any, harness: Any = None,
-                   ) -> DatasetSnapshotted:
-    """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event.
+                   correction_share: float = DEFAULT_SHARE) -> DatasetSnapshotted:
+    """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event:
+    demonstrations, then corrections making up `correction_share` of the rows, together at
+    least `target_rows` when that many are admitted (see the module docstring).
     Deterministic in the state: a repeat after a crash rewrites the same files and event."""
-    corrections = [e for e in state.admitted if e in state.corrections]
-    fixed_rows = sum(state.corrections[e] for e in corrections)
-    chosen = choose_episodes(state, max(0, target_rows - fixed_rows)) + corrections
-    rows = build_rows(state, chosen, admission_policy, harness)
+    available, skipped = _available_corrections(state, admission_policy, harness,
+                                                correction_share)
+    chosen = _choose_demonstrations(state, target_rows, len(available), correction_share)
+    rows, corrections = _mix(build_rows(state, chosen, admission_policy, harness), available,
+                             skipped, correction_share, chosen)
+    fixes = sorted({r["example_id"] for r in rows if r["kind"] == "correction"})
+    chosen_all = chosen + sorted({f["episode_id"] for f in corrections["failures"]})
     instances = {state.tasks[t][0].task_id: {"template": state.tasks[t][0].template,
                                              "params": state.tasks[t][0].params,
                                              "goal": state.tasks[t][0].goal}
-                 for t in {state.episodes[e][0].task_id for e in chosen}}
+                 for t in {state.episodes[e][0].task_id for e in chosen_all}}
     check_train_only(rows, instances)
-    snapshot_id = derived_id("snapshot", *sorted(chosen))[:20]
+    snapshot_id = derived_id("snapshot", *sorted(chosen), *fixes)[:20]
     folder = root / snapshot_id
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(rows, schema=pa.schema(list(COLUMNS.items())))
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
     data_path = folder / "data.parquet"
     tmp = folder / ".data.parquet.tmp"
     pq.write_table(table, tmp)
     tmp.replace(data_path)
-    source_ids = sorted({row[f"{w}_event_id"] for row in rows
-                         for w in ("task", "episode", "verdict", "decision")})
+    source_ids = sorted({row[f"{w}_event_id"] for row in rows for w in LINEAGE
+                         if row[f"{w}_event_id"] is not None})
     offsets: dict[tuple[str, int], list[int]] = {}
     for row in rows:
-        for what in ("task", "episode", "verdict", "decision"):
+        for what in LINEAGE:
             if row[f"{what}_partition"] is not None and row[f"{what}_offset"] is not None:
                 offsets.setdefault((row[f"{what}_topic"], row[f"{what}_partition"]),
                                    []).append(row[f"{what}_offset"])
     composition = Counter(f"{r['family']}/{r['template']}/{r['tier']}" for r in rows)
     families = Counter(r["family"] for r in rows)
     counts = {k: v for k, v in sorted(state.counts.items())}
-    counts.update({"admitted_episodes": len(state.admitted), "episodes_in_snapshot": len(chosen),
-                   "held_back_by_rebalance": len(state.admitted) - len(chosen),
+    counts.update({"admitted_episodes": len(state.admitted),
+                   "episodes_in_snapshot": len(chosen_all),
+                   "held_back_by_rebalance": len(state.admitted) - len(chosen_all),
                    "correction_rows": sum(r["kind"] == "correction" for r in rows),
+                   "correction_failures": len(corrections["failures"]),
+                   "correction_rows_available": corrections["rows_available"],
                    "review_queue": state.review_queue})
     files = {"data.parquet": _sha256(data_path)}
     manifest = {"snapshot_id": snapshot_id, "rows": len(rows), "kind": "sft",
                 "admission_policy": admission_policy, "counts": counts,
                 "composition": dict(sorted(composition.items())),
                 "family_counts": dict(sorted(families.items())), "files": files,
-                "columns": list(COLUMNS), "source_event_ids": len(source_ids)}
+                "columns": list(COLUMNS), "source_event_ids": len(source_ids),
+                "corrections": corrections}
     manifest_bytes = json.dumps(manifest, indent=2, sort_keys=True).encode()
     (folder / "manifest.json").write_bytes(manifest_bytes)
     files["manifest.json"] = hashlib.sha256(manifest_bytes).hexdigest()

@@ -46,9 +46,11 @@ def corrections_needed(regular: int, share: float) -> int:
 
 
 def mix_corrections(examples: pa.Table, corrections: pa.Table, share: float = DEFAULT_SHARE,
-                    *, seed: int = 0) -> tuple[pa.Table, MixReport]:
-    """`examples` plus a seeded sample of `corrections` making up `share` of the rows, with an
-    `origin` column ('example' or 'correction'). The two tables must share their columns."""
+                    *, seed: int = 0, mark: str | None = ORIGIN_COLUMN,
+                    ) -> tuple[pa.Table, MixReport]:
+    """`examples` plus a seeded sample of `corrections` making up `share` of the rows, with a
+    `mark` column ('example' or 'correction'; None: no column, for tables that already say,
+    like the curator's `kind`). The two tables must share their columns."""
     if set(examples.column_names) != set(corrections.column_names):
         missing = sorted(set(examples.column_names) ^ set(corrections.column_names))
         raise ValueError(f"corrections and examples differ in columns {missing}; build both "
@@ -62,8 +64,10 @@ def mix_corrections(examples: pa.Table, corrections: pa.Table, share: float = DE
     if len(picked) < want:
         logger.info("only %d corrections for a wanted %d: effective share %.3f", len(picked),
                     want, report.share)
+    if mark is None:
+        return pa.concat_tables([examples, chosen]), report
     mixed = pa.concat_tables([
-        examples.append_column(ORIGIN_COLUMN, pa.array(["example"] * examples.num_rows)),
-        chosen.append_column(ORIGIN_COLUMN, pa.array(["correction"] * chosen.num_rows)),
+        examples.append_column(mark, pa.array(["example"] * examples.num_rows)),
+        chosen.append_column(mark, pa.array(["correction"] * chosen.num_rows)),
     ])
     return mixed, report

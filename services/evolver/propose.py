@@ -10,7 +10,9 @@ motivated it:
   already holds a skill of that name with other steps;
 - a **clarified tool description** for argument errors (the schema's constraints and a
   value that worked, in words);
-- a **memory policy** change for memory misses (show memory up front, retrieve more);
+- a **memory policy** change for memory misses: when the fact the failing step needed was
+  in an earlier tool result the harness did not store, store that tool's results
+  (`MemoryPolicy.store`, what to store); otherwise show memory up front, retrieve more;
 - a **playbook entry** (the procedure that worked, in one sentence) for the rest;
 - and, across groups, a hidden tool that failed episodes kept reaching for is **shown again**.
 
@@ -19,6 +21,7 @@ Pure: the same traces, successes and spec give the same proposals in the same or
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import logging
 import re
@@ -44,6 +47,7 @@ __all__ = [
     "proposal_id",
     "propose",
     "refused_tools",
+    "seen_before",
     "success_from_episode",
     "trace_of",
 ]
@@ -82,6 +86,8 @@ class Trace:
     tool: str | None
     summary: str
     refused: tuple[str, ...] = ()  # tools the harness refused as not in the catalogue
+    #: tools whose earlier result held a value the failing step needed (seen, not stored)
+    seen_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +152,38 @@ def trace_of(event: FailureTraced, templates: Mapping[str, str] | None = None,
                  template=str(template), family=event.family, category=category,
                  app=app, tool=tool, summary=event.summary,
                  refused=refused_tools(episode) if episode is not None else tuple(
-                     str(n) for n in evidence.get("refused") or [] if isinstance(n, str)))
+                     str(n) for n in evidence.get("refused") or [] if isinstance(n, str)),
+                 seen_in=seen_before(episode, event.step_index, evidence.get("expected"))
+                 if episode is not None else ())
+
+
+#: Values shorter than this say too little to place (a 1, a 'no', an empty string).
+_MIN_NEEDED_CHARS = 3
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def seen_before(episode: EpisodeEnded, step_index: int | None, expected: Any) -> tuple[str, ...]:
+    """Tools whose successful result, before `step_index`, held a value the expected action
+    at that step needed (an argument, or the answer): the fact was seen, then not at hand."""
+    if step_index is None or not isinstance(expected, Mapping):
+        return ()
+    wanted = [v for v in _leaves({k: v for k, v in expected.items() if k != "action_type"})
+              if isinstance(v, str) and len(v) >= _MIN_NEEDED_CHARS]
+    found: dict[str, None] = {}
+    for step in episode.steps[:step_index]:
+        result = step.observation.result
+        if step.action.action_type != "tool_call" or result is None or not result.ok:
+            continue
+        if any(_find(result.value, v) is not None for v in wanted):
+            found[step.action.name] = None
+    return tuple(found)
 
 
 def refused_tools(episode: EpisodeEnded) -> tuple[str, ...]:
@@ -394,6 +431,28 @@ def _argument_hints(tool: Any) -> list[str]:
     return hints
 
 
+def _store_rule(spec: Mapping[str, Any], traces: Sequence[Trace]
+                ) -> tuple[list[HarnessChange], str, list[Trace]] | None:
+    """What to store: the tools whose results held the fact memory-family failures needed
+    later, when the memory policy does not store them yet; with the traces that say so."""
+    memory = dict(spec.get("memory", {}))
+    current = [str(p) for p in memory.get("store", []) or []]
+    unstored = {tool: [t for t in traces if tool in t.seen_in]
+                for t in traces for tool in t.seen_in
+                if not any(fnmatch.fnmatchcase(tool, p) for p in current)}
+    if not unstored:
+        return None
+    tools = sorted(unstored)
+    motivating = sorted({t.event_id: t for ts in unstored.values() for t in ts}.values(),
+                        key=lambda t: t.event_id)
+    op = "update" if "store" in memory else "add"
+    change = HarnessChange(component="memory", op=op, name="store",
+                           spec={"value": sorted({*current, *tools})})
+    why = (f"store the results of {', '.join(tools)} in the episode's memory: "
+           f"{len(motivating)} failed episodes had seen the fact they needed there and lost it")
+    return [change], why, motivating
+
+
 def _memory_rule(spec: Mapping[str, Any], key: tuple[str, str, str], traces: Sequence[Trace]
                  ) -> tuple[list[HarnessChange], str] | None:
     memory = dict(spec.get("memory", {}))
@@ -491,6 +550,12 @@ def propose(spec: Mapping[str, Any], traces: Iterable[Trace],
         solved = list(successes.get(template, ()))
         made: tuple[list[HarnessChange], str] | None = None
         rule = ""
+        if category in _MEMORY_CATEGORIES or all(t.family == "memory" for t in group):
+            stored = _store_rule(spec, group)
+            if stored is not None and len(stored[2]) >= min_support:
+                changes, why, motivating = stored
+                if keep(changes, "memory_store", why, motivating, key):
+                    continue
         if category in _TOOL_CATEGORIES:
             made, rule = _tool_rule(spec, key, group, solved, tools or {}), "tool_description"
         elif category in _MEMORY_CATEGORIES:

@@ -199,7 +199,8 @@ def test_snapshots_are_duckdb_views_joined_to_their_lineage(tmp_path: Path) -> N
     pipe = Pipeline(tmp_path, snapshot_examples=3)
     for i in range(3):
         pipe.run(proposed(i=i, template=i))
-    assert attach_snapshots(con, tmp_path / "snapshots") == ["examples", "snapshots"]
+    assert attach_snapshots(con, tmp_path / "snapshots") == ["examples", "snapshots",
+                                                             "snapshot_corrections"]
     snap = pipe.snapshots[0]
     assert con.execute("SELECT count(*) FROM examples WHERE snapshot_id = ?",
                        [snap.snapshot_id]).fetchone()[0] == snap.rows
@@ -231,8 +232,10 @@ def test_failures_with_an_oracle_continuation_become_corrections(tmp_path: Path)
                                     pipe.state.failures[episode.episode_id].step_index,
                                     new_harness())
     mine = [r for r in fixes if r["episode_id"] == episode.episode_id]
-    assert [c for _, c in pairs] == [r["completion"] for r in mine]
-    assert [r["step_index"] for r in mine] == list(range(start, start + len(pairs)))
+    # (the snapshot holds a sample of the corrections' rows, at the configured share)
+    assert mine and all(r["completion"] == pairs[r["step_index"] - start][1] for r in mine)
+    assert all(r["failure_event_id"] == pipe.state.failures[episode.episode_id].event_id
+               for r in mine)
 
 
 def test_the_gates_admission_policy_plugs_into_the_seam(tmp_path: Path) -> None:
@@ -262,3 +265,40 @@ def test_the_gates_admission_policy_plugs_into_the_seam(tmp_path: Path) -> None:
     for stored in pipe.log:
         fresh.apply(stored)
     assert set(fresh.state.admitted) == set(pipe.state.admitted)
+
+
+def test_a_snapshot_reaches_its_target_however_few_corrections_there_are(tmp_path: Path) -> None:
+    """Demonstrations make up for corrections that are missing: a run of the oracle alone
+    (no failures) still gets snapshots of the size `flywheel run --examples` waits for."""
+    from services.curator.snapshot import snapshot_rows_ready, write_snapshot
+
+    pipe = Pipeline(tmp_path)
+    for template in range(6):
+        for i in range(3):
+            pipe.run(proposed(i=i, template=template))
+    state = pipe.state
+    assert not state.corrections
+    ready = snapshot_rows_ready(state, 0.2)
+    assert ready == sum(len(state.episodes[e][0].steps) for e in state.admitted)
+    for target in (5, 11, ready // 2, ready):
+        snap = write_snapshot(state, target, tmp_path / "s", BlobStore(tmp_path / "b"),
+                              POLICY.name, cause="test", harness=new_harness(),
+                              correction_share=0.2)
+        assert snap.rows >= target and snap.counts["correction_rows"] == 0
+    # With random failures in, the corrections take their share and the total still reaches it.
+    for template in range(8):
+        pipe.run(proposed(i=5, template=template), policy="random")
+    state = pipe.state
+    assert any(e in state.corrections for e in state.admitted)
+    target = snapshot_rows_ready(state, 0.2)
+    snap = write_snapshot(state, target, tmp_path / "s", BlobStore(tmp_path / "b"), POLICY.name,
+                          cause="test", harness=new_harness(), correction_share=0.2)
+    fixes = snap.counts["correction_rows"]
+    assert snap.rows >= target and fixes > 0
+    assert abs(fixes / snap.rows - 0.2) <= 1 / snap.rows
+
+
+@pytest.mark.parametrize("share", [1.0, -0.5])
+def test_a_curator_refuses_a_share_it_cannot_reach(tmp_path: Path, share: float) -> None:
+    with pytest.raises(ValueError, match="FLYWHEEL_CURATOR_CORRECTION_SHARE"):
+        CuratorService(tmp_path / "s", tmp_path / "b", correction_share=share)
