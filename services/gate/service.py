@@ -170,16 +170,19 @@ class Gate:
                     self.refused += 1
                     raise
             signed = self.signer.sign(unsigned)
-            try:
-                self.publisher.publish(signed)
-            except Exception as error:  # noqa: BLE001 - any client error means "not acked"
-                logger.warning("decision on %s not acknowledged: %s", review_id, error)
-                raise DecisionNotPublished(
-                    f"the broker did not acknowledge the decision on {review_id} ({error}); "
-                    "it was not taken, try again") from None
+            self._publish_acked(signed, f"the decision on {review_id}")
             self.queue.apply(signed)
             self.decided += 1
         return signed
+
+    def _publish_acked(self, signed: Any, what: str) -> None:
+        """Publishes `signed`; DecisionNotPublished (one sentence naming `what`) unless the broker acked it."""
+        try:
+            self.publisher.publish(signed)
+        except Exception as error:  # noqa: BLE001 - any client error means "not acked"
+            logger.warning("%s not acknowledged: %s", what, error)
+            raise DecisionNotPublished(
+                f"the broker did not acknowledge {what} ({error}); it was not taken, try again") from None
 
     def veto(self, proposal_id: str, reviewer: str, note: str = "") -> HarnessVetoed:
         """Signs and publishes `reviewer`'s veto of a pending promotion; returns it once the
@@ -191,13 +194,7 @@ class Gate:
                               "promotions")
         with self._veto_lock:
             signed = sign_veto(self.signer, self.harness.veto_event(proposal_id, reviewer, note))
-            try:
-                self.publisher.publish(signed)
-            except Exception as error:  # noqa: BLE001 - any client error means "not acked"
-                logger.warning("veto of %s not acknowledged: %s", proposal_id, error)
-                raise DecisionNotPublished(
-                    f"the broker did not acknowledge the veto of {proposal_id} ({error}); it "
-                    "was not taken, try again") from None
+            self._publish_acked(signed, f"the veto of {proposal_id}")
             self.harness.apply(signed)
             self.vetoed += 1
         logger.info("%s vetoed the promotion of %s", reviewer, proposal_id)
