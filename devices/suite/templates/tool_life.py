@@ -913,7 +913,7 @@ class TravelTimeTo(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         title, place, how = w.nth(TITLES3, PLACES3, tuple(_MODES))
-        other = w.pick([v for v in PLACES3.values(w.split) if v != place])
+        other = w.other(PLACES3, place)
         w.add("calendar", "events", "ev", title=title, start=f"{w.day(2)}T10:00", end=f"{w.day(2)}T11:00",
               location=place, attendees=[], notes="")
         w.add("calendar", "events", "ev", title=f"{title} follow-up", start=f"{w.day(9)}T10:00",
@@ -946,7 +946,7 @@ class ForecastForTrip(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         city, day = w.nth(CITIES, range(2, 11))
-        old = w.pick([v for v in CITIES.values(w.split) if v != city])
+        old = w.other(CITIES, city)
         for dest, d in ((old, -5), (city, day)):
             flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(d),
                            depart="09:00", arrive="11:00", price=100.0, airline="Nordair")
@@ -987,7 +987,7 @@ class ForecastWhereRelationLives(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, city = w.nth(RELATIONS, CITIES)
         target, everyone = w.people(relation)
-        other = w.pick([v for v in CITIES.values(w.split) if v != city])
+        other = w.other(CITIES, city)
         target["city"], everyone[1]["city"] = city, other
         _city(w, city, False)
         _city(w, other, True)

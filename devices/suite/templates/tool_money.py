@@ -499,7 +499,7 @@ class FlightLandingTime(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         city, day = w.nth(CITIES, range(2, 16))
-        other = w.pick([v for v in CITIES.values(w.split) if v != city])
+        other = w.other(CITIES, city)
         flight, _ = _booked_flight(w, city, day)
         _booked_flight(w, other, w.rng.randint(2, 15))
         _flight(w, flight["origin"], city, flight["date"], w.money(60, 300))  # not booked

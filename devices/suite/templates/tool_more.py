@@ -107,7 +107,7 @@ class CancelTimerFor(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         thing, minutes = w.nth(DISHES, range(5, 95, 10))
-        others = w.pick([d for d in DISHES.values(w.split) if d != thing], 2)
+        others = w.other(DISHES, thing, 2)
         rows = {d: w.add("clock", "timers", "tm", seconds=(minutes if d == thing else w.rng.randint(3, 90)) * 60,
                          label=d.lower()) for d in (thing, *others)}
         return {"thing": thing.lower(), "_id": rows[thing]["id"], "_minutes": minutes}
@@ -133,7 +133,7 @@ class DeleteOffAlarms(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         label, n_off, kept_at = w.nth(TOPICS3, (1, 2, 3), ("06:10", "06:40"))
-        others = w.pick([v for v in TOPICS3.values(w.split) if v != label], n_off + 1)
+        others = w.other(TOPICS3, label, n_off + 1)
         w.add("clock", "alarms", "al", time=kept_at, label=label.title(), enabled=False, days=[])
         for i, name in enumerate(others):
             w.add("clock", "alarms", "al", time=f"0{5 + i}:{w.pick(['05', '25', '55'])}", label=name.title(),
