@@ -219,6 +219,9 @@ class World:
         return self.add("music", "tracks", "tk", title=title, artist=artist, album=album, minutes=minutes,
                         liked=False)
 
+    def payee(self, name: str, iban: str) -> Row:
+        return self.add("bank", "payees", "py", name=name, iban=iban)
+
     def product(self, name: str, price: float, stock: int, category: str = "misc") -> Row:
         return self.add("shopping", "products", "pr", name=name, category=category, price=price, stock=stock)
 
