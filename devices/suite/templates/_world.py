@@ -136,6 +136,10 @@ class World:
         ahead = (weekday - self.now.weekday() - 1) % 7 + 1
         return self.day(ahead)
 
+    def some_weekday(self) -> str:
+        """The date of a random weekday 1..7 days ahead."""
+        return self.next_weekday(self.rng.randrange(7))
+
     @property
     def clock_ms(self) -> int:
         return int(self.now.timestamp() * 1000)

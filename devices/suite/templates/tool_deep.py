@@ -41,6 +41,7 @@ from devices.suite.templates._world import (
     lookup,
     now_of,
     one,
+    person_by_relation,
 )
 
 __all__ = ["TEMPLATES"]
@@ -78,8 +79,7 @@ class ReplyLatestFromRelation(WorldTemplate):
                 Update("email", "emails", p["_id"], {"starred": True}, free=("read",)), EMAIL_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         mails = yield from lookup(observe, call("email.search", query=person["email"], folder="inbox"))
@@ -124,8 +124,7 @@ class HotelNameToRelation(WorldTemplate):
         hotel = yield from lookup(observe, call("travel.get_hotel", id=ahead[0]["ref_id"]))
         if not hotel:
             return
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("messages.send", contact=person["name"], body=f"I'm staying at {hotel['name']}.")
 
@@ -265,8 +264,7 @@ class PlaylistOpenerToRelation(WorldTemplate):
         track = yield from lookup(observe, call("music.get_track", id=playlist["track_ids"][0]))
         if not track:
             return
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("messages.send", contact=person["name"], body=track["title"])
 

@@ -35,22 +35,24 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     call,
+    cheapest,
+    earliest_from,
     find_rows,
     finish,
     gui_steps,
     lookup,
-    next_weekday_from,
     now_of,
     one,
+    person_by_relation,
     shift,
     tap,
+    weekday_date,
     weekday_name,
 )
 from schemas.actions import InputText
 
 __all__ = ["TEMPLATES"]
 
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # How goals say a travel mode, and the maps mode it means.
 _MODES = {"on foot": "walk", "by car": "drive", "by public transport": "transit"}
 _SPAN_DAYS = {"a week": 7, "two weeks": 14, "three weeks": 21, "ten days": 10, "twelve days": 12,
@@ -240,8 +242,7 @@ class SleepAverage(WorldTemplate):
 # ---- music -------------------------------------------------------------------------------------
 
 def _track(w: World, title: str, artist: str, album: str) -> dict[str, Any]:
-    return w.add("music", "tracks", "tk", title=title, artist=artist, album=album,
-                 minutes=w.rng.randint(2, 6), liked=False)
+    return w.track(title, artist, album, w.rng.randint(2, 6))
 
 
 class LikeSongGui(WorldTemplate):
@@ -452,12 +453,9 @@ class RecipeToCart(WorldTemplate):
         picks = []
         for ing in ingredients:
             prices = sorted(w.money(1, 12) for _ in range(3))
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (value pack)", category="grocery",
-                  price=prices[0], stock=0)
-            best = w.add("shopping", "products", "pr", name=f"{ing.capitalize()}", category="grocery",
-                         price=prices[1], stock=20)
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (organic)", category="grocery",
-                  price=prices[2], stock=20)
+            w.product(f"{ing.capitalize()} (value pack)", prices[0], 0, category="grocery")
+            best = w.product(f"{ing.capitalize()}", prices[1], 20, category="grocery")
+            w.product(f"{ing.capitalize()} (organic)", prices[2], 20, category="grocery")
             picks.append(best["id"])
         return {"dish": dish, "_ids": picks}
 
@@ -473,7 +471,7 @@ class RecipeToCart(WorldTemplate):
             offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
             if not offers:
                 return
-            best = min(find_rows(offers), key=lambda r: r["price"])
+            best = cheapest(offers)
             yield call("shopping.add_to_cart", product_id=best["id"], quantity=1)
 
 
@@ -543,8 +541,7 @@ class UmbrellaForVisit(UmbrellaReminder):
                 "_due": f"{tomorrow}T{time}", "_city": city}
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
@@ -564,7 +561,7 @@ class WarmestSavedCity(WorldTemplate):
     goal_template = "Which of my saved cities will be warmest on {weekday}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         names = w.draw(CITIES, 4)
         highs = w.rng.sample(range(14, 31), 4)
         for name, high, saved in zip(names, highs, (True, True, True, False), strict=True):
@@ -577,7 +574,7 @@ class WarmestSavedCity(WorldTemplate):
         return [AnswerIs(best[1])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+        date = weekday_date(observe, p["weekday"])
         saved = yield from lookup(observe, call("weather.list_saved"))
         highs = []
         for city in find_rows(saved):
@@ -586,6 +583,16 @@ class WarmestSavedCity(WorldTemplate):
                 highs.append((days[0]["high"], city["name"]))
         if highs:
             yield finish(max(highs)[1])
+
+
+def _next_flight(observe: Any) -> Any:
+    """The flight of the first flight booking from today on (None when there is none)."""
+    today = now_of(observe).strftime("%Y-%m-%d")
+    rows = yield from lookup(observe, call("travel.list_bookings"))
+    booking = earliest_from(rows, "check_in", today, kind="flight")
+    if not booking:
+        return None
+    return (yield from lookup(observe, call("travel.get_flight", id=booking["ref_id"])))
 
 
 class SaveFlightCity(WorldTemplate):
@@ -599,10 +606,7 @@ class SaveFlightCity(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         city, later, old = w.draw(CITIES, 3)
         for dest, day in ((old, -10), (city, 3), (later, 12)):
-            flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(day),
-                           depart="09:00", arrive="11:00", price=100.0, airline="Skylark")
-            w.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
-                  check_in=flight["date"], total=100.0, status="confirmed")
+            w.flight_booking(w.flight("Home Town", dest, w.day(day), "09:00", "11:00", 100.0, "Skylark"))
         target = _city(w, city, False)
         _city(w, later, False)
         return {"_id": target["id"]}
@@ -611,14 +615,9 @@ class SaveFlightCity(WorldTemplate):
         return [Update("weather", "cities", p["_id"], {"saved": True})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        today = now_of(observe).strftime("%Y-%m-%d")
-        rows = yield from lookup(observe, call("travel.list_bookings"))
-        ahead = sorted((b for b in find_rows(rows, kind="flight") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if ahead:
-            flight = yield from lookup(observe, call("travel.get_flight", id=ahead[0]["ref_id"]))
-            if flight:
-                yield call("weather.save_city", city=flight["destination"])
+        flight = yield from _next_flight(observe)
+        if flight:
+            yield call("weather.save_city", city=flight["destination"])
 
 
 def _reminder(w: World, title: str, due: str | None, done: bool = False, lst: str = "Reminders") -> dict[str, Any]:
@@ -795,19 +794,17 @@ class NotePhoneOfRelation(WorldTemplate):
     goal_template = "Add my {relation}'s phone number to my '{topic}' note."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         topic = w.draw(TOPICS3).capitalize()
-        note = w.add("notes", "notes", "nt", title=topic, body="Things to sort out.", folder="Personal", pinned=False)
-        w.add("notes", "notes", "nt", title=f"{topic} (old)", body="Done.", folder="Personal", pinned=False)
+        note = w.note(topic, "Things to sort out.")
+        w.note(f"{topic} (old)", "Done.")
         return {"relation": relation, "topic": topic, "_id": note["id"], "_phone": target["phone"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Update("notes", "notes", p["_id"], {"body": ("~", p["_phone"])})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
         note = one(notes, title=p["topic"])
         if person and note:
@@ -853,8 +850,7 @@ class MoveTaggedPhotos(WorldTemplate):
         for i in range(w.rng.randint(2, 3) + 2):
             tags = [tag] if i >= 2 else [other]
             name = f"IMG_{w.rng.randint(2000, 9999)}.jpg"
-            row = w.add("files", "files", "f", path=f"/sdcard/Camera/{name}", name=name, kind="photo",
-                        album="Camera", tags=tags, size_kb=1200, created_at=f"{w.day(-i)}T10:00")
+            row = w.photo(name, "Camera", tags, 1200, f"{w.day(-i)}T10:00")
             if tag in tags:
                 ids.append(row["id"])
         return {"tag": tag, "album": album, "_ids": ids}
@@ -882,8 +878,8 @@ class SaveBestRated(WorldTemplate):
         names = w.draw(PLACES3, 3)
         ratings = [5.0, 4.7, 4.3]
         w.rng.shuffle(ratings)
-        rows = [w.add("maps", "places", "pl", name=n, category=category, address=f"{w.rng.randint(1, 99)} Quay",
-                      rating=r) for n, r in zip(names, ratings, strict=True)]
+        rows = [w.place(n, f"{w.rng.randint(1, 99)} Quay", r, category=category)
+                for n, r in zip(names, ratings, strict=True)]
         best = max(rows, key=lambda r: r["rating"])
         return {"category": category, "listname": w.draw(TOPICS3).title(), "_id": best["id"],
                 "_name": best["name"]}
@@ -948,10 +944,7 @@ class ForecastForTrip(WorldTemplate):
         city, day = w.nth(CITIES, range(2, 11))
         old = w.other(CITIES, city)
         for dest, d in ((old, -5), (city, day)):
-            flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(d),
-                           depart="09:00", arrive="11:00", price=100.0, airline="Nordair")
-            w.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
-                  check_in=flight["date"], total=100.0, status="confirmed")
+            w.flight_booking(w.flight("Home Town", dest, w.day(d), "09:00", "11:00", 100.0, "Nordair"))
         row = _city(w, city, False)
         _city(w, old, True)
         high = next(d["high"] for d in row["days"] if d["date"] == w.day(day))
@@ -961,13 +954,7 @@ class ForecastForTrip(WorldTemplate):
         return [AnswerIs(p["_high"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        today = now_of(observe).strftime("%Y-%m-%d")
-        rows = yield from lookup(observe, call("travel.list_bookings"))
-        ahead = sorted((b for b in find_rows(rows, kind="flight") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if not ahead:
-            return
-        flight = yield from lookup(observe, call("travel.get_flight", id=ahead[0]["ref_id"]))
+        flight = yield from _next_flight(observe)
         if flight:
             days = yield from lookup(observe, call("weather.forecast", city=flight["destination"],
                                                    date=flight["date"]))
@@ -991,17 +978,16 @@ class ForecastWhereRelationLives(WorldTemplate):
         target["city"], everyone[1]["city"] = city, other
         _city(w, city, False)
         _city(w, other, True)
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         return {"relation": relation, "weekday": weekday_name(date), "_city": city, "_date": date}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Called("weather.forecast", {"city": p["_city"], "date": p["_date"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
-            date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+            date = weekday_date(observe, p["weekday"])
             yield call("weather.forecast", city=person["city"], date=date)
 
 

@@ -365,7 +365,7 @@ class CheapestFlightToRelation(WorldTemplate):
         target, everyone = w.people(relation)
         target["city"] = city
         everyone[1]["city"] = other
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         prices = sorted(w.money(60, 400) for _ in range(3))
         best = _flight(w, origin, city, date, prices[1])
         _flight(w, origin, city, date, prices[2])
@@ -445,7 +445,7 @@ class CancelHotelOnDay(WorldTemplate):
     goal_template = "Cancel the hotel booking that starts next {weekday}, and the flight booked for that day."
 
     def build(self, w: World) -> dict[str, Any]:
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         target = w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=2,
                        check_in=date, total=300.0, status="confirmed")
         w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=3,

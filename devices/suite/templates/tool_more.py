@@ -26,6 +26,7 @@ from devices.suite.templates._world import (
     finish,
     lookup,
     one,
+    person_by_relation,
 )
 
 __all__ = ["TEMPLATES"]
@@ -271,8 +272,7 @@ class DeleteTextsFromRelation(WorldTemplate):
         return [Remove("messages", "messages", i) for i in p["_gone"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         texts = yield from lookup(observe, call("messages.list", contact=person["name"]))
@@ -439,8 +439,7 @@ class ReadTextsFromRelation(WorldTemplate):
         return [Update("messages", "messages", i, {"read": True}) for i in p["_ids"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         texts = yield from lookup(observe, call("messages.list", contact=person["name"], unread=True))
@@ -472,8 +471,7 @@ class DraftNoteToRelation(WorldTemplate):
                                         "body": p["_body"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
         note = one(notes, title=p["topic"])
         if person and note:

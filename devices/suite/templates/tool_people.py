@@ -34,11 +34,6 @@ from devices.suite.templates._world import (
 
 __all__ = ["TEMPLATES"]
 
-def _relative(w: World) -> str:
-    """The date of a weekday 1..7 days ahead."""
-    return w.next_weekday(w.rng.randrange(7))
-
-
 def _event(w: World, title: str, date: str, hour: int, minutes: int = 60, **extra: Any) -> dict[str, Any]:
     start = f"{date}T{hour:02d}:{w.pick(['00', '15', '30', '45'])}"
     fields = {"title": title, "start": start, "end": shift(start, minutes), "location": "",
@@ -372,7 +367,7 @@ class InviteRelation(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, target, everyone = w.related()
         title = w.draw(TITLES3)
-        date = _relative(w)
+        date = w.some_weekday()
         mine = _event(w, title, date, 10, attendees=[everyone[2]["name"]])
         _event(w, title, w.day(1 if date > w.day(3) else 8), 10, attendees=[])
         return {"relation": relation, "title": title, "weekday": weekday_name(date), "_id": mine["id"],
@@ -464,7 +459,7 @@ class MoveEventLater(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         title = w.draw(TITLES3)
-        date = _relative(w)
+        date = w.some_weekday()
         duration = w.pick(list(DURATIONS))
         who, other = w.contact(), w.contact()
         target = _event(w, title, date, 10, attendees=[who["name"]])
