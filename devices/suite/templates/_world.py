@@ -219,6 +219,11 @@ class World:
         return self.add("files", "files", "f", path=f"/sdcard/{album}/{name}", name=name, kind="photo",
                         album=album, tags=tags, size_kb=size_kb, created_at=created_at)
 
+    def recipe(self, title: str, cuisine: str, minutes: int, ingredients: list[str], servings: int = 4,
+               favorite: bool = False) -> Row:
+        return self.add("recipes", "recipes", "rc", title=title, cuisine=cuisine, minutes=minutes, servings=servings,
+                        ingredients=ingredients, favorite=favorite, rating=0)
+
     def track(self, title: str, artist: str, album: str, minutes: int) -> Row:
         return self.add("music", "tracks", "tk", title=title, artist=artist, album=album, minutes=minutes,
                         liked=False)
@@ -228,6 +233,16 @@ class World:
 
     def product(self, name: str, price: float, stock: int, category: str = "misc") -> Row:
         return self.add("shopping", "products", "pr", name=name, category=category, price=price, stock=stock)
+
+    def grocery_offers(self, ingredient: str, cheap: str, dear: str, stock: int) -> Row:
+        """Three offers of `ingredient` at rising prices: "<Name> (<cheap>)" out of stock, "<Name>" and
+        "<Name> (<dear>)" with `stock`; returns the middle one, the cheapest in-stock offer."""
+        name = ingredient.capitalize()
+        prices = sorted(self.money(1, 12) for _ in range(3))
+        self.product(f"{name} ({cheap})", prices[0], 0, category="grocery")
+        best = self.product(name, prices[1], stock, category="grocery")
+        self.product(f"{name} ({dear})", prices[2], stock, category="grocery")
+        return best
 
     def order(self, items: list[dict[str, Any]], total: float, address: str, placed_at: str,
               status: str = "delivered") -> Row:
@@ -417,9 +432,14 @@ def last_order(value: Any) -> Row | None:
     return latest([r for r in find_rows(value) if r.get("placed_at")], "placed_at")
 
 
+def balance_of(account: str, *others: str) -> Allow:
+    """Allows the balances of these bank accounts to change (a payment or transfer moves money)."""
+    return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
+
+
 def cheapest(value: Any) -> Row:
     """The lowest-priced row of a non-empty result (the first of equals)."""
     return min(find_rows(value), key=lambda r: r["price"])
 
 
-__all__ += ["cheapest", "earliest_from", "last_order", "latest", "person_by_relation", "weekday_date"]
+__all__ += ["balance_of", "cheapest", "earliest_from", "last_order", "latest", "person_by_relation", "weekday_date"]

@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from devices.suite.diff import Add, Allow, Update
+from devices.suite.diff import Add, Update
 from devices.suite.templates._vocab import (
     ALBUMS3,
     ARTISTS,
@@ -33,11 +33,14 @@ from devices.suite.templates._vocab import (
     SONGS,
 )
 from devices.suite.templates._world import (
-    RELATIONS,
+    EMAIL_READ,
     World,
     WorldTemplate,
     call,
+    cheapest,
+    earliest_from,
     find_rows,
+    latest,
     lookup,
     now_of,
     one,
@@ -46,13 +49,8 @@ from devices.suite.templates._world import (
 
 __all__ = ["TEMPLATES"]
 
-EMAIL_READ = Allow("email", "emails", kinds=("changed",), fields=("read",))
-
-
 def _mail(w: World, sender: str, subject: str, day: int, hour: int) -> dict[str, Any]:
-    return w.add("email", "emails", "em", folder="inbox", sender=sender, to=["me@example.com"],
-                 subject=subject, body=f"{subject}.", received_at=f"{w.day(day)}T{hour:02d}:{w.rng.randrange(60):02d}",
-                 read=False, starred=False)
+    return w.email(sender, subject, f"{subject}.", f"{w.day(day)}T{hour:02d}:{w.rng.randrange(60):02d}")
 
 
 class ReplyLatestFromRelation(WorldTemplate):
@@ -64,8 +62,7 @@ class ReplyLatestFromRelation(WorldTemplate):
     goal_template = "Answer the latest email from my {relation} with \"{phrase}\", and star that email."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         namesake = everyone[1]
         subjects = ["Quick question", "Following up", "Re: plans", "One more thing"]
         w.rng.shuffle(subjects)
@@ -83,10 +80,10 @@ class ReplyLatestFromRelation(WorldTemplate):
         if not person:
             return
         mails = yield from lookup(observe, call("email.search", query=person["email"], folder="inbox"))
-        theirs = sorted(find_rows(mails, sender=person["email"]), key=lambda r: r["received_at"])
-        if theirs:
-            yield call("email.reply", id=theirs[-1]["id"], body=p["phrase"])
-            yield call("email.star", id=theirs[-1]["id"], starred=True)
+        last = latest(mails, "received_at", sender=person["email"])
+        if last:
+            yield call("email.reply", id=last["id"], body=p["phrase"])
+            yield call("email.star", id=last["id"], starred=True)
 
 
 class HotelNameToRelation(WorldTemplate):
@@ -98,8 +95,7 @@ class HotelNameToRelation(WorldTemplate):
     goal_template = "Text my {relation} the name of the hotel I'm booked into next."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         names = w.draw(HOTELS, 3)
         hotels = [w.add("travel", "hotels", "ho", name=n, city="", price_per_night=w.money(80, 200),
                         rating=round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
@@ -117,11 +113,10 @@ class HotelNameToRelation(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         bookings = yield from lookup(observe, call("travel.list_bookings"))
         today = now_of(observe).strftime("%Y-%m-%d")
-        ahead = sorted((b for b in find_rows(bookings, kind="hotel", status="confirmed") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if not ahead:
+        booking = earliest_from(bookings, "check_in", today, kind="hotel", status="confirmed")
+        if not booking:
             return
-        hotel = yield from lookup(observe, call("travel.get_hotel", id=ahead[0]["ref_id"]))
+        hotel = yield from lookup(observe, call("travel.get_hotel", id=booking["ref_id"]))
         if not hotel:
             return
         person = yield from person_by_relation(observe, p["relation"])
@@ -146,21 +141,12 @@ class FavoriteForGuests(WorldTemplate):
         servings = w.pick([2, 3, 4])
         guests = w.pick([g for g in range(5, 13) if g % servings])
         mine = ingredients[:2]
-        w.add("recipes", "recipes", "rc", title=dishes[0], cuisine=cuisine, minutes=40, servings=servings,
-              ingredients=mine, favorite=True, rating=0)
-        w.add("recipes", "recipes", "rc", title=dishes[1], cuisine=other, minutes=30, servings=4,
-              ingredients=[ingredients[2], ingredients[0]], favorite=True, rating=0)
-        w.add("recipes", "recipes", "rc", title=dishes[2], cuisine=cuisine, minutes=50, servings=4,
-              ingredients=[ingredients[2]], favorite=False, rating=0)
+        w.recipe(dishes[0], cuisine, 40, mine, servings=servings, favorite=True)
+        w.recipe(dishes[1], other, 30, [ingredients[2], ingredients[0]], favorite=True)
+        w.recipe(dishes[2], cuisine, 50, [ingredients[2]])
         picks = []
         for ing in ingredients:
-            prices = sorted(w.money(1, 12) for _ in range(3))
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (bulk)", category="grocery",
-                  price=prices[0], stock=0)
-            best = w.add("shopping", "products", "pr", name=ing.capitalize(), category="grocery",
-                         price=prices[1], stock=30)
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (deli)", category="grocery",
-                  price=prices[2], stock=30)
+            best = w.grocery_offers(ing, "bulk", "deli", 30)
             if ing in mine:
                 picks.append(best["id"])
         return {"cuisine": cuisine, "guests": guests, "_ids": picks, "_packs": math.ceil(guests / servings)}
@@ -178,7 +164,7 @@ class FavoriteForGuests(WorldTemplate):
             offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
             if not offers:
                 return
-            best = min(find_rows(offers), key=lambda r: r["price"])
+            best = cheapest(offers)
             yield call("shopping.add_to_cart", product_id=best["id"], quantity=packs)
 
 
@@ -197,10 +183,9 @@ class OrderQueryReply(WorldTemplate):
                      "it and reply \"{cancelled}\"; if it has, just reply \"{delivered}\".")
 
     def build(self, w: World) -> dict[str, Any]:
-        product = w.add("shopping", "products", "pr", name=w.draw(PHRASES3).split()[-1].title(), category="misc",
-                        price=w.money(5, 40), stock=10)
-        orders = [w.add("shopping", "orders", "or", items=[{"product_id": product["id"], "quantity": 1}],
-                        total=product["price"], address="1 Home St", status=status, placed_at=w.day(-k))
+        product = w.product(w.draw(PHRASES3).split()[-1].title(), w.money(5, 40), 10)
+        orders = [w.order([{"product_id": product["id"], "quantity": 1}], product["price"], "1 Home St", w.day(-k),
+                          status=status)
                   for status, k in (("placed", 1), ("shipped", 3), ("delivered", 9))]
         target = w.pick(orders)
         asker = w.contact()
@@ -240,13 +225,11 @@ class PlaylistOpenerToRelation(WorldTemplate):
     goal_template = "Text my {relation} the title of the song my '{playlist}' playlist opens with."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         artist = w.draw(ARTISTS)
         album = w.draw(ALBUMS3)
         titles = w.draw(SONGS, 3)
-        tracks = [w.add("music", "tracks", "tk", title=t, artist=artist, album=album, minutes=w.rng.randint(2, 6),
-                        liked=False) for t in titles]
+        tracks = [w.track(t, artist, album, w.rng.randint(2, 6)) for t in titles]
         name = w.draw(ALBUMS3)
         order = w.pick(tracks, 3)
         w.add("music", "playlists", "pls", name=name, track_ids=[t["id"] for t in order])

@@ -381,8 +381,7 @@ class DropSongFromPlaylist(WorldTemplate):
 # ---- recipes -----------------------------------------------------------------------------------
 
 def _recipe(w: World, title: str, cuisine: str, minutes: int, ingredients: list[str]) -> dict[str, Any]:
-    return w.add("recipes", "recipes", "rc", title=title, cuisine=cuisine, minutes=minutes, servings=4,
-                 ingredients=ingredients, favorite=False, rating=0)
+    return w.recipe(title, cuisine, minutes, ingredients)
 
 
 class RateRecipeGui(WorldTemplate):
@@ -452,11 +451,7 @@ class RecipeToCart(WorldTemplate):
         _recipe(w, dish, w.draw(CUISINES), 45, ingredients)
         picks = []
         for ing in ingredients:
-            prices = sorted(w.money(1, 12) for _ in range(3))
-            w.product(f"{ing.capitalize()} (value pack)", prices[0], 0, category="grocery")
-            best = w.product(f"{ing.capitalize()}", prices[1], 20, category="grocery")
-            w.product(f"{ing.capitalize()} (organic)", prices[2], 20, category="grocery")
-            picks.append(best["id"])
+            picks.append(w.grocery_offers(ing, "value pack", "organic", 20)["id"])
         return {"dish": dish, "_ids": picks}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:

@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from devices.suite.diff import Add, Allow, AnswerIs, Update
+from devices.suite.diff import Add, AnswerIs, Update
 from devices.suite.templates._vocab import (
     ACCOUNT_NAMES,
     CITIES,
@@ -28,6 +28,7 @@ from devices.suite.templates._world import (
     WEEKDAYS,
     World,
     WorldTemplate,
+    balance_of,
     call,
     cheapest,
     find_rows,
@@ -54,10 +55,6 @@ def _tx(w: World, account: str, store: str, amount: float, day: int) -> dict[str
     return w.add("bank", "transactions", "tx", account_id=account, date=w.day(day), description="Card payment",
                  counterparty=store, amount=amount, category="shopping",
                  reference=f"REF{w.rng.randrange(10 ** 6):06d}")
-
-
-def _balance_of(account: str, others: tuple[str, ...] = ()) -> Allow:
-    return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
 
 
 class SpentAtStore(WorldTemplate):
@@ -113,7 +110,7 @@ class TransferHalf(WorldTemplate):
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_to"], "amount": p["_amount"]}),
-                _balance_of(p["_from"], (p["_to"],)),
+                balance_of(p["_from"], p["_to"]),
                 Add("messages", "messages", {"phone": p["_phone"], "direction": "out",
                                              "body": ("~", f"{p['_amount']:.2f}")})]
 
@@ -150,7 +147,7 @@ class PayInvoiceEmail(WorldTemplate):
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_payee"], "amount": p["_amount"]}),
-                _balance_of(p["_from"]), EMAIL_READ]
+                balance_of(p["_from"]), EMAIL_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         mails = yield from lookup(observe, call("email.search", query=f"Invoice from {p['company']}"))
@@ -187,7 +184,7 @@ class PayBackRelation(WorldTemplate):
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_payee"], "amount": p["_amount"]}),
-                _balance_of(p["_from"]), TEXT_READ]
+                balance_of(p["_from"]), TEXT_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
