@@ -30,7 +30,7 @@ from devices.suite.templates._hkit import (
     TITLES,
     TOPICS,
     Cluttered,
-    World,
+    ContactPair,
     derived_parameters,
     memory_value,
     rid,
@@ -42,7 +42,6 @@ from schemas.actions import Delegate, MemoryRead
 
 __all__ = ["TEMPLATES", "DoneBy"]
 
-COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
 # Every sub-agent task shows these apps, so every helper is on offer and the choice matters.
 ALL_HELPER_APPS = ("calendar", "clock", "contacts", "messages", "email", "maps", "shopping",
                    "files", "notes", "settings")
@@ -114,26 +113,7 @@ class _Team(Cluttered, Template):
         raise NotImplementedError
 
 
-class _WithContact(_Team):
-    def people(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        world = World(rng, split)
-        person = world.person()
-        company, other_company = rng.sample(COMPANIES, 2)
-        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
-                "company": company,
-                "namesake": world.person(person.split()[0]), "other_company": other_company}
-
-    def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
-        world = World(rng, "train")
-        rows = [world.contact(p["person"], company=p["company"]),
-                world.contact(p["namesake"], company=p["other_company"])]
-        rng.shuffle(rows)
-        return rows
-
-    @staticmethod
-    def contact(before: Any, name: str) -> dict[str, Any]:
-        return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
-
+class _WithContact(ContactPair, _Team):
     def find_contact(self, p: dict[str, Any], agent: str, observe: Observe) -> Any:
         yield delegate(agent, f"Look up {p['first']} from {p['company']}.",
                        ("contacts.search", {"query": p["first"]}))
