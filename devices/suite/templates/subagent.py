@@ -119,6 +119,21 @@ class _WithContact(ContactPair, _Team):
                        ("contacts.search", {"query": p["first"]}))
         return row_where(results(observe)[0], company=p["company"])
 
+    def texted(self, p: dict[str, Any], before: Any, value: str,
+               others_ok: tuple[str, ...]) -> list[Expectation]:
+        """The communicator was handed `value` and texted it to the contact, and that text exists."""
+        phone = self.contact(before, p["person"])["phone"]
+        return [Delegated("communicator", (value,), others_ok=others_ok),
+                DoneBy(("communicator",), "messages.send", {"body": ("~", value)}),
+                Add("messages", "messages", {"phone": phone, "body": ("~", value)})]
+
+    def text_contact(self, p: dict[str, Any], observe: Observe, instruction: str, body: str,
+                     context: dict[str, Any]) -> Any:
+        """The communicator looks the contact up, then texts them `body` (handed `context`)."""
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("communicator", instruction, ("messages.send", {"phone": found["phone"], "body": body}),
+                       context=context)
+
 
 class PlaceToFriend(_WithContact):
     name = "sa_place_to_friend"
@@ -140,21 +155,15 @@ class PlaceToFriend(_WithContact):
         return {"maps": {"places": places}, "contacts": {"contacts": self.contacts(p, rng)}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = self.contact(before, p["person"])["phone"]
         return [DoneBy(("navigator",), "maps.search_places"),
-                Delegated("communicator", (p["street"],), others_ok=("navigator",)),
-                DoneBy(("communicator",), "messages.send", {"body": ("~", p["street"])}),
-                Add("messages", "messages", {"phone": phone, "body": ("~", p["street"])})]
+                *self.texted(p, before, p["street"], ("navigator",))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield delegate("navigator", f"Find the best-rated {p['category']}.",
                        ("maps.search_places", {"query": p["category"]}))
         best = results(observe)[0][0]
-        found = yield from self.find_contact(p, "communicator", observe)
-        yield delegate("communicator", "Text the address.",
-                       ("messages.send", {"phone": found["phone"],
-                                          "body": f"{best['name']} is at {best['address']}"}),
-                       context={"address": best["address"]})
+        yield from self.text_contact(p, observe, "Text the address.", f"{best['name']} is at {best['address']}",
+                                     {"address": best["address"]})
         yield finish()
 
 
@@ -336,21 +345,16 @@ class EtaToText(_WithContact):
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         minutes = str(eta_minutes("Home", p["place"], p["mode"]))
-        phone = self.contact(before, p["person"])["phone"]
         return [DoneBy(("navigator",), "maps.eta", {"destination": p["place"],
                                                     "mode": p["mode"]}),
-                Delegated("communicator", (minutes,), others_ok=("navigator",)),
-                DoneBy(("communicator",), "messages.send", {"body": ("~", minutes)}),
-                Add("messages", "messages", {"phone": phone, "body": ("~", minutes)})]
+                *self.texted(p, before, minutes, ("navigator",))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield delegate("navigator", "Travel time.", ("maps.eta", {
             "origin": "Home", "destination": p["place"], "mode": p["mode"]}))
         minutes = results(observe)[0]["eta_min"]
-        found = yield from self.find_contact(p, "communicator", observe)
-        yield delegate("communicator", "Send it.", ("messages.send", {
-            "phone": found["phone"], "body": f"It takes me {minutes} minutes."}),
-            context={"minutes": minutes})
+        yield from self.text_contact(p, observe, "Send it.", f"It takes me {minutes} minutes.",
+                                     {"minutes": minutes})
         yield finish()
 
 
