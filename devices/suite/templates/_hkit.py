@@ -38,6 +38,7 @@ __all__ = [
     "Cluttered",
     "ContactPair",
     "World",
+    "contact_named",
     "derived_parameters",
     "hits",
     "memory_value",
@@ -157,6 +158,11 @@ class World:
         return self.rng.sample(list(pool.values(self.split)), k)
 
 
+def contact_named(before: Any, name: str) -> dict[str, Any]:
+    """The contact row called `name` in a state (the checker's view before the episode)."""
+    return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
+
+
 class ContactPair:
     """Mixin for templates about one contact who shares a first name with another: the goal
     names them by first name and company, so only the company tells them apart."""
@@ -178,10 +184,7 @@ class ContactPair:
         rng.shuffle(rows)
         return rows
 
-    @staticmethod
-    def contact(before: Any, name: str) -> dict[str, Any]:
-        """The contact row called `name` in a state (the checker's view before the episode)."""
-        return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
+    contact = staticmethod(contact_named)
 
 
 # ---- oracle helpers (observations only) --------------------------------------------------
