@@ -254,6 +254,15 @@ class World:
         return self.add("travel", "flights", "fl", origin=origin, destination=destination, date=date,
                         depart=depart, arrive=arrive, price=price, airline=airline)
 
+    def hotel(self, name: str, city: str, price_per_night: float, rating: float) -> Row:
+        return self.add("travel", "hotels", "ho", name=name, city=city, price_per_night=price_per_night,
+                        rating=rating)
+
+    def hotel_booking(self, hotel_id: str, nights: int, check_in: str, total: float,
+                      status: str = "confirmed") -> Row:
+        return self.add("travel", "bookings", "bk", kind="hotel", ref_id=hotel_id, passengers=1, nights=nights,
+                        check_in=check_in, total=total, status=status)
+
     def flight_booking(self, flight: Row) -> Row:
         """A confirmed booking of `flight` for one passenger, on its date, at its price."""
         return self.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,

@@ -97,14 +97,10 @@ class HotelNameToRelation(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, target, _ = w.related()
         names = w.draw(HOTELS, 3)
-        hotels = [w.add("travel", "hotels", "ho", name=n, city="", price_per_night=w.money(80, 200),
-                        rating=round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[1]["id"], passengers=1, nights=2,
-              check_in=w.day(-w.rng.randint(5, 30)), total=250.0, status="confirmed")  # past stay
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[2]["id"], passengers=1, nights=3,
-              check_in=w.day(w.rng.randint(2, 6)), total=390.0, status="cancelled")
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[0]["id"], passengers=1, nights=2,
-              check_in=w.day(w.rng.randint(7, 20)), total=310.0, status="confirmed")
+        hotels = [w.hotel(n, "", w.money(80, 200), round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
+        w.hotel_booking(hotels[1]["id"], 2, w.day(-w.rng.randint(5, 30)), 250.0)  # past stay
+        w.hotel_booking(hotels[2]["id"], 3, w.day(w.rng.randint(2, 6)), 390.0, status="cancelled")
+        w.hotel_booking(hotels[0]["id"], 2, w.day(w.rng.randint(7, 20)), 310.0)
         return {"relation": relation, "_phone": target["phone"], "_hotel": names[0]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:

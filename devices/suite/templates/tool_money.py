@@ -406,11 +406,10 @@ class HotelForFlight(WorldTemplate):
         flight, _ = _booked_flight(w, city, w.rng.randint(3, 20))
         cap = w.pick([120, 150, 180])
         names = w.draw(HOTELS, 3)
-        good = w.add("travel", "hotels", "ho", name=names[0], city=city, price_per_night=cap - w.rng.randint(5, 40),
-                     rating=4.6)
-        w.add("travel", "hotels", "ho", name=names[1], city=city, price_per_night=cap + 30, rating=4.9)
-        w.add("travel", "hotels", "ho", name=names[2], city=city, price_per_night=cap - 50, rating=3.9)
-        w.add("travel", "hotels", "ho", name=names[1], city=old, price_per_night=cap - 60, rating=4.8)
+        good = w.hotel(names[0], city, cap - w.rng.randint(5, 40), 4.6)
+        w.hotel(names[1], city, cap + 30, 4.9)
+        w.hotel(names[2], city, cap - 50, 3.9)
+        w.hotel(names[1], old, cap - 60, 4.8)
         return {"cap": cap, "nights": w.rng.randint(2, 5), "_id": good["id"], "_date": flight["date"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -443,10 +442,8 @@ class CancelHotelOnDay(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         date = w.some_weekday()
-        target = w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=2,
-                       check_in=date, total=300.0, status="confirmed")
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=3,
-              check_in=w.day(9 if date < w.day(5) else 2), total=410.0, status="confirmed")
+        target = w.hotel_booking(w.rid("ho"), 2, date, 300.0)
+        w.hotel_booking(w.rid("ho"), 3, w.day(9 if date < w.day(5) else 2), 410.0)
         offset = (datetime.strptime(date, "%Y-%m-%d") - w.now.replace(tzinfo=None, hour=0)).days
         _, flight = _booked_flight(w, w.draw(CITIES), offset)
         _booked_flight(w, w.draw(CITIES), offset + 7)
