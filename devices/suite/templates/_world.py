@@ -254,6 +254,14 @@ class World:
         return self.add("travel", "flights", "fl", origin=origin, destination=destination, date=date,
                         depart=depart, arrive=arrive, price=price, airline=airline)
 
+    def event(self, title: str, start: str, end: str, location: str = "", attendees: list[str] | None = None,
+              notes: str = "") -> Row:
+        return self.add("calendar", "events", "ev", title=title, start=start, end=end, location=location,
+                        attendees=attendees if attendees is not None else [], notes=notes)
+
+    def playlist(self, name: str, track_ids: list[str]) -> Row:
+        return self.add("music", "playlists", "pls", name=name, track_ids=track_ids)
+
     def hotel(self, name: str, city: str, price_per_night: float, rating: float) -> Row:
         return self.add("travel", "hotels", "ho", name=name, city=city, price_per_night=price_per_night,
                         rating=rating)

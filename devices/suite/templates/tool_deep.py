@@ -228,8 +228,8 @@ class PlaylistOpenerToRelation(WorldTemplate):
         tracks = [w.track(t, artist, album, w.rng.randint(2, 6)) for t in titles]
         name = w.draw(ALBUMS3)
         order = w.pick(tracks, 3)
-        w.add("music", "playlists", "pls", name=name, track_ids=[t["id"] for t in order])
-        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[t["id"] for t in reversed(order)])
+        w.playlist(name, [t["id"] for t in order])
+        w.playlist(f"{name} 2", [t["id"] for t in reversed(order)])
         return {"relation": relation, "playlist": name, "_phone": target["phone"], "_title": order[0]["title"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:

@@ -299,8 +299,8 @@ class PlaylistFromAlbum(WorldTemplate):
         _track(w, w.draw(SONGS), other, album)
         _track(w, w.draw(SONGS), artist, f"{album} (Live)")
         name = w.draw(TOPICS3).title()
-        pl = w.add("music", "playlists", "pls", name=name, track_ids=[])
-        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[])
+        pl = w.playlist(name, [])
+        w.playlist(f"{name} 2", [])
         return {"artist": artist, "album": album, "playlist": name, "_pl": pl["id"], "_track": target["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -360,8 +360,8 @@ class DropSongFromPlaylist(WorldTemplate):
         cover = _track(w, song, b, w.draw(ALBUMS3))
         keep = _track(w, other, a, w.draw(ALBUMS3))
         name = w.draw(TOPICS3).title()
-        pl = w.add("music", "playlists", "pls", name=name, track_ids=[keep["id"], target["id"]])
-        w.add("music", "playlists", "pls", name="Road trip", track_ids=[cover["id"], target["id"]])
+        pl = w.playlist(name, [keep["id"], target["id"]])
+        w.playlist("Road trip", [cover["id"], target["id"]])
         return {"song": song, "playlist": name, "_pl": pl["id"], "_keep": [keep["id"]]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -905,10 +905,8 @@ class TravelTimeTo(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         title, place, how = w.nth(TITLES3, PLACES3, tuple(_MODES))
         other = w.other(PLACES3, place)
-        w.add("calendar", "events", "ev", title=title, start=f"{w.day(2)}T10:00", end=f"{w.day(2)}T11:00",
-              location=place, attendees=[], notes="")
-        w.add("calendar", "events", "ev", title=f"{title} follow-up", start=f"{w.day(9)}T10:00",
-              end=f"{w.day(9)}T11:00", location=other, attendees=[], notes="")
+        w.event(title, f"{w.day(2)}T10:00", f"{w.day(2)}T11:00", location=place)
+        w.event(f"{title} follow-up", f"{w.day(9)}T10:00", f"{w.day(9)}T11:00", location=other)
         from devices.sim.apps.maps import eta_minutes
 
         return {"title": title, "how": how, "_eta": eta_minutes("Home", place, _MODES[how])}

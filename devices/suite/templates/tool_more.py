@@ -76,8 +76,8 @@ class RenameAndPrunePlaylists(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         old, new, *empty = w.draw(TOPICS3, 4)
         track = w.track("Filler", "Various", "Mix", 3)
-        keep = w.add("music", "playlists", "pls", name=old.title(), track_ids=[track["id"]])
-        gone = [w.add("music", "playlists", "pls", name=n.title(), track_ids=[]) for n in empty]
+        keep = w.playlist(old.title(), [track["id"]])
+        gone = [w.playlist(n.title(), []) for n in empty]
         return {"old": old.title(), "new": new.title(), "_keep": keep["id"], "_gone": [g["id"] for g in gone]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:

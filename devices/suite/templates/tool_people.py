@@ -36,9 +36,7 @@ __all__ = ["TEMPLATES"]
 
 def _event(w: World, title: str, date: str, hour: int, minutes: int = 60, **extra: Any) -> dict[str, Any]:
     start = f"{date}T{hour:02d}:{w.pick(['00', '15', '30', '45'])}"
-    fields = {"title": title, "start": start, "end": shift(start, minutes), "location": "",
-              "attendees": [], "notes": "", **extra}
-    return w.add("calendar", "events", "ev", **fields)
+    return w.event(title, start, shift(start, minutes), **extra)
 
 
 def _next_event_with(observe: Any, relation: str) -> Any:
