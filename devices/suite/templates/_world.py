@@ -5,6 +5,11 @@ people come with namesakes (same first name), and values are drawn from the spli
 pool. Parameters whose name starts with "_" are for the checker only: the oracle gets the
 intent (who "my sister" is, what to set) without them and must read every id and value it
 needs from observations, so a broken lookup tool makes it fail.
+
+`World` has one builder per app row (email, text, note, product, order, flight, ...) that
+writes the row's fields in the app's order, and the oracle helpers at the end (find the person
+with a relation, the latest or next row, the last order, the cheapest offer) are the lookups
+the tool templates share.
 """
 
 from __future__ import annotations
