@@ -437,6 +437,12 @@ def person_by_relation(observe: Observe, relation: str) -> Generator[Any, None, 
     return one(rows, relation=relation)
 
 
+def note_titled(observe: Observe, title: str) -> Generator[Any, None, Row | None]:
+    """Searches the notes for `title`; returns the one note with exactly that title, or None."""
+    rows = yield from lookup(observe, call("notes.search", query=title))
+    return one(rows, title=title)
+
+
 def latest(value: Any, key: str, /, **where: Any) -> Row | None:
     """The row of a result matching `where` with the greatest `key` (the last of equals), or None."""
     found = sorted(find_rows(value, **where), key=lambda r: r[key])
@@ -464,4 +470,5 @@ def cheapest(value: Any) -> Row:
     return min(find_rows(value), key=lambda r: r["price"])
 
 
-__all__ += ["balance_of", "cheapest", "earliest_from", "last_order", "latest", "person_by_relation", "weekday_date"]
+__all__ += ["balance_of", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
+            "weekday_date"]

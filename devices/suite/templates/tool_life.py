@@ -41,6 +41,7 @@ from devices.suite.templates._world import (
     finish,
     gui_steps,
     lookup,
+    note_titled,
     now_of,
     one,
     person_by_relation,
@@ -800,8 +801,7 @@ class NotePhoneOfRelation(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("notes.update", id=note["id"], append=f" {person['phone']}")
 

@@ -29,6 +29,7 @@ from devices.suite.templates._world import (
     finish,
     last_order,
     lookup,
+    note_titled,
     one,
     person_by_relation,
 )
@@ -453,8 +454,7 @@ class DraftNoteToRelation(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("email.draft", to=[person["email"]], subject=note["title"], body=note["body"])
 

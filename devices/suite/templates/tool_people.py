@@ -24,6 +24,7 @@ from devices.suite.templates._world import (
     finish,
     latest,
     lookup,
+    note_titled,
     now_of,
     one,
     person_by_relation,
@@ -173,8 +174,7 @@ class EmailRelation(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("email.send", to=[person["email"]], subject=note["title"], body=note["body"])
 
