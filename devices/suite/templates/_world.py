@@ -460,6 +460,17 @@ def last_order(value: Any) -> Row | None:
     return latest([r for r in find_rows(value) if r.get("placed_at")], "placed_at")
 
 
+def cart_cheapest(observe: Observe, items: Iterable[str], quantity: int) -> Generator[Any, None, None]:
+    """For each item, searches the in-stock offers and puts `quantity` of the cheapest in the cart;
+    stops at the first item with no offer."""
+    for item in items:
+        offers = yield from lookup(observe, call("shopping.search", query=item, in_stock=True))
+        if not offers:
+            return
+        best = cheapest(offers)
+        yield call("shopping.add_to_cart", product_id=best["id"], quantity=quantity)
+
+
 def balance_of(account: str, *others: str) -> Allow:
     """Allows the balances of these bank accounts to change (a payment or transfer moves money)."""
     return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
@@ -470,5 +481,5 @@ def cheapest(value: Any) -> Row:
     return min(find_rows(value), key=lambda r: r["price"])
 
 
-__all__ += ["balance_of", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
+__all__ += ["balance_of", "cart_cheapest", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
             "weekday_date"]

@@ -37,7 +37,7 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     call,
-    cheapest,
+    cart_cheapest,
     earliest_from,
     find_rows,
     latest,
@@ -156,12 +156,7 @@ class FavoriteForGuests(WorldTemplate):
         if not recipe:
             return
         packs = math.ceil(p["guests"] / recipe["servings"])
-        for ingredient in recipe["ingredients"]:
-            offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
-            if not offers:
-                return
-            best = cheapest(offers)
-            yield call("shopping.add_to_cart", product_id=best["id"], quantity=packs)
+        yield from cart_cheapest(observe, recipe["ingredients"], packs)
 
 
 _ORDER_ID = re.compile(r"\bor[0-9a-f]{5}\b")

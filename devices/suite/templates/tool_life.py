@@ -35,7 +35,7 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     call,
-    cheapest,
+    cart_cheapest,
     earliest_from,
     find_rows,
     finish,
@@ -463,12 +463,7 @@ class RecipeToCart(WorldTemplate):
         recipe = one(rows, title=p["dish"])
         if not recipe:
             return
-        for ingredient in recipe["ingredients"]:
-            offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
-            if not offers:
-                return
-            best = cheapest(offers)
-            yield call("shopping.add_to_cart", product_id=best["id"], quantity=1)
+        yield from cart_cheapest(observe, recipe["ingredients"], 1)
 
 
 # ---- weather and reminders -----------------------------------------------------------------------

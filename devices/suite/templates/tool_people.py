@@ -384,6 +384,14 @@ class InviteRelation(WorldTemplate):
                        attendees=[*event["attendees"], person["name"]])
 
 
+def _titled_event_on(observe: Any, title: str, weekday: str) -> Any:
+    """The one event called `title` on the next `weekday` (None unless exactly one)."""
+    date = weekday_date(observe, weekday)
+    rows = yield from lookup(observe, call("calendar.search", query=title))
+    hits = [r for r in find_rows(rows, title=title) if r["start"].startswith(date)]
+    return hits[0] if len(hits) == 1 else None
+
+
 class EventPlaceOnDay(WorldTemplate):
     name = "event_place_on_day"
     apps = ("calendar",)
@@ -406,11 +414,9 @@ class EventPlaceOnDay(WorldTemplate):
         return [AnswerIs(p["_place"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = weekday_date(observe, p["weekday"])
-        rows = yield from lookup(observe, call("calendar.search", query=p["title"]))
-        hits = [r for r in find_rows(rows, title=p["title"]) if r["start"].startswith(date)]
-        if len(hits) == 1:
-            yield finish(hits[0]["location"])
+        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        if event:
+            yield finish(event["location"])
 
 
 class CountEventsOnDay(WorldTemplate):
@@ -472,14 +478,12 @@ class MoveEventLater(WorldTemplate):
                 Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": p["phrase"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = weekday_date(observe, p["weekday"])
-        rows = yield from lookup(observe, call("calendar.search", query=p["title"]))
-        hits = [r for r in find_rows(rows, title=p["title"]) if r["start"].startswith(date)]
-        if len(hits) == 1:
+        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        if event:
             minutes = DURATIONS[p["duration"]]
-            yield call("calendar.update_event", id=hits[0]["id"], start=shift(hits[0]["start"], minutes),
-                       end=shift(hits[0]["end"], minutes))
-            for person in hits[0]["attendees"]:
+            yield call("calendar.update_event", id=event["id"], start=shift(event["start"], minutes),
+                       end=shift(event["end"], minutes))
+            for person in event["attendees"]:
                 yield call("messages.send", contact=person, body=p["phrase"])
 
 
