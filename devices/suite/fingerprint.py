@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from devices.protocol import DeviceError, TaskInstance
+from devices.suite.policies import OraclePolicy
 from devices.suite.template import Template
 
 __all__ = ["fingerprint", "main", "template_fingerprint"]
@@ -33,28 +34,20 @@ def _dump(value: Any) -> Any:
     return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
-class _Oracle:
-    """`template`'s own oracle as a policy (OraclePolicy looks the template up by name in the
-    registry; this one also runs a template object that is not registered)."""
+class _Oracle(OraclePolicy):
+    """OraclePolicy running `template`'s own oracle (OraclePolicy looks the template up by name
+    in the registry; this also runs a template object that is not registered)."""
 
-    def __init__(self, template: Template, task: TaskInstance) -> None:
-        self._last: Any = None
-        self._script = iter(template.oracle(dict(task.params), self._observe))
-
-    def _observe(self) -> Any:
-        return self._last
+    def __init__(self, template: Template) -> None:
+        super().__init__()
+        self._template = template
 
     def begin(self, goal: str, catalogue: Any) -> None:
-        return None
-
-    def next_action(self, observation: Any) -> Any:
-        from schemas.actions import Finish
-
-        self._last = observation
-        try:
-            return next(self._script)
-        except StopIteration:
-            return Finish()
+        if self._task is None:
+            raise RuntimeError("the oracle must be prepared with its task before begin()")
+        self._last = None
+        self._script = iter(self._template.oracle(dict(self._task.params), self._observe))
+        self._task = None
 
 
 def _episode(harness: Any, task: TaskInstance, policy: Any) -> tuple[list[Any], Any, str]:
@@ -62,6 +55,8 @@ def _episode(harness: Any, task: TaskInstance, policy: Any) -> tuple[list[Any], 
     from devices.suite.scoring import score_final_state
 
     observation = harness.reset(task)
+    if isinstance(policy, OraclePolicy):
+        policy.prepare(task)
     policy.begin(task.goal, harness.catalogue())
     actions: list[Any] = []
     while len(actions) < task.max_steps and not observation.done:
@@ -95,7 +90,7 @@ def template_fingerprint(template: Template, harness: Any, seeds: Sequence[int] 
                     record["drawn"] = [repr(value) for _, value in trace(split, i, seed)[1]]
                 harness.reset(task)
                 record["initial_check"] = _dump(score_final_state(task, harness.final_state()))
-                actions, check, final = _episode(harness, task, _Oracle(template, task))
+                actions, check, final = _episode(harness, task, _Oracle(template))
                 record.update(oracle_actions=actions, oracle_check=check, oracle_final_sha=final)
                 if i == 0 and seed == seeds[0]:
                     record["random_check"] = _episode(harness, task, RandomPolicy(seed=3))[1]
