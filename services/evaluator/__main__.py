@@ -9,35 +9,15 @@ harness, with the newest checkpoint) is run on the split and reported as `eval.r
 
 from __future__ import annotations
 
-import logging
-import signal
-import sys
-import threading
-
-from schemas.settings import SettingsError
 from services.evaluator.loop import run_evaluator
+from services.service_main import run_service
 from services.trainer.settings import load_evaluator_settings
-from streams.broker import ensure_broker
-from streams.settings import BusSettings
 
 __all__ = ["main"]
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        settings = load_evaluator_settings()
-    except SettingsError as error:
-        sys.exit(f"error: {error}")
-    bootstrap, started = ensure_broker(BusSettings())
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        run_evaluator(settings, bootstrap, stop)
-    finally:
-        if started is not None:
-            started.stop()
+    run_service(load_evaluator_settings, run_evaluator)
 
 
 if __name__ == "__main__":

@@ -12,38 +12,25 @@ snapshot runs GRPO+CARE (on the tasks its `task` column names, else the train sp
 from __future__ import annotations
 
 import logging
-import signal
-import sys
 import threading
 
-from schemas.settings import SettingsError
+from services.service_main import run_service
 from services.trainer.loop import run_trainer
-from services.trainer.settings import load_trainer_settings
-from streams.broker import ensure_broker
-from streams.settings import BusSettings
+from services.trainer.settings import TrainerSettings, load_trainer_settings
 
 __all__ = ["main"]
 
 logger = logging.getLogger(__name__)
 
 
+def _train(settings: TrainerSettings, bootstrap: str, stop: threading.Event) -> None:
+    state = run_trainer(settings, bootstrap, stop)
+    logger.info("trainer stopped; current model %s, %d snapshots trained", state.current_model,
+                len(state.trained))
+
+
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        settings = load_trainer_settings()
-    except SettingsError as error:
-        sys.exit(f"error: {error}")
-    bootstrap, started = ensure_broker(BusSettings())
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        state = run_trainer(settings, bootstrap, stop)
-        logger.info("trainer stopped; current model %s, %d snapshots trained", state.current_model,
-                    len(state.trained))
-    finally:
-        if started is not None:
-            started.stop()
+    run_service(load_trainer_settings, _train)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ __all__ = [
     "ALBUMS",
     "CITIES",
     "CODES",
+    "COMPANIES",
     "DIM_LEVELS",
     "FOCUS_MINUTES",
     "LEVELS",
@@ -35,7 +36,9 @@ __all__ = [
     "TOPICS",
     "WEEKDAYS",
     "Cluttered",
+    "ContactPair",
     "World",
+    "contact_named",
     "derived_parameters",
     "hits",
     "memory_value",
@@ -113,6 +116,10 @@ CITIES = pool3("Reykjavik|Lisbon|Montreal|Nairobi|Osaka", "Tallinn|Cordoba|Hobar
                "Valparaiso|Tbilisi|Windhoek|Krakow|Da Nang")
 
 
+# Companies that tell a contact from a namesake with the same first name.
+COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
+
+
 def rid(rng: random.Random, prefix: str) -> str:
     """A random row id: nothing about a target row's id can be guessed from the template."""
     return f"{prefix}{rng.randrange(10_000, 99_999)}"
@@ -149,6 +156,35 @@ class World:
 
     def pick(self, pool: Pool, k: int = 1) -> list[Any]:
         return self.rng.sample(list(pool.values(self.split)), k)
+
+
+def contact_named(before: Any, name: str) -> dict[str, Any]:
+    """The contact row called `name` in a state (the checker's view before the episode)."""
+    return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
+
+
+class ContactPair:
+    """Mixin for templates about one contact who shares a first name with another: the goal
+    names them by first name and company, so only the company tells them apart."""
+
+    def people(self, rng: random.Random, split: Any) -> dict[str, Any]:
+        """The params: person (full name), surname, first, company, namesake, other_company."""
+        world = World(rng, split)
+        person = world.person()
+        company, other_company = rng.sample(COMPANIES, 2)
+        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
+                "company": company,
+                "namesake": world.person(person.split()[0]), "other_company": other_company}
+
+    def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+        """The two contact rows (person and namesake, each with their company), shuffled."""
+        world = World(rng, "train")
+        rows = [world.contact(p["person"], company=p["company"]),
+                world.contact(p["namesake"], company=p["other_company"])]
+        rng.shuffle(rows)
+        return rows
+
+    contact = staticmethod(contact_named)
 
 
 # ---- oracle helpers (observations only) --------------------------------------------------

@@ -5,6 +5,11 @@ people come with namesakes (same first name), and values are drawn from the spli
 pool. Parameters whose name starts with "_" are for the checker only: the oracle gets the
 intent (who "my sister" is, what to set) without them and must read every id and value it
 needs from observations, so a broken lookup tool makes it fail.
+
+`World` has one builder per app row (email, text, note, product, order, flight, ...) that
+writes the row's fields in the app's order, and the oracle helpers at the end (find the person
+with a relation, the latest or next row, the last order, the cheapest offer) are the lookups
+the tool templates share.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from devices.protocol import TaskInstance
+from devices.suite.diff import Allow
 from devices.suite.pools import Pool
 from devices.suite.seeding import instance_index, instance_rng, instance_seed
 from devices.suite.template import Observe, OracleScript, SplitError, Template
@@ -25,9 +31,14 @@ from schemas.observations import Observation
 from schemas.tasks import Split
 
 __all__ = [
+    "CART",
+    "EMAIL_READ",
     "FIRST",
     "LAST",
     "RELATIONS",
+    "STOCK",
+    "TEXT_READ",
+    "WEEKDAYS",
     "World",
     "WorldTemplate",
     "find_rows",
@@ -53,7 +64,13 @@ LAST = Pool(
 # How the user refers to people; shared vocabulary (not split-specific).
 RELATIONS = ("sister", "brother", "mom", "dad", "landlord", "dentist", "boss", "coach", "neighbour",
              "babysitter", "plumber", "accountant")
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# Allowed side effects: reading an email or a text flips its `read` flag; checkout lowers stock
+# and empties the cart.
+EMAIL_READ = Allow("email", "emails", kinds=("changed",), fields=("read",))
+TEXT_READ = Allow("messages", "messages", kinds=("changed",), fields=("read",))
+STOCK = Allow("shopping", "products", kinds=("changed",), fields=("stock",))
+CART = Allow("shopping", "cart")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # Instances start on a random day in this window, at 08:00 UTC, so relative dates vary.
 _FIRST_DAY = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 _DAYS_SPAN = 60
@@ -62,7 +79,7 @@ Row = dict[str, Any]
 
 
 def weekday_name(date: str) -> str:
-    return _WEEKDAYS[datetime.strptime(date, "%Y-%m-%d").weekday()]
+    return WEEKDAYS[datetime.strptime(date, "%Y-%m-%d").weekday()]
 
 
 class World:
@@ -104,6 +121,10 @@ class World:
         seq = list(values)
         return self.rng.choice(seq) if k is None else self.rng.sample(seq, k)
 
+    def other(self, pool: Pool, than: Any, k: int | None = None) -> Any:
+        """One value (or k) of `pool`'s split values other than `than`, for a distractor (not traced)."""
+        return self.pick([v for v in pool.values(self.split) if v != than], k)
+
     def money(self, low: float, high: float) -> float:
         return round(self.rng.uniform(low, high), 2)
 
@@ -119,6 +140,10 @@ class World:
         """The date of the next given weekday (0 = Monday) strictly after today."""
         ahead = (weekday - self.now.weekday() - 1) % 7 + 1
         return self.day(ahead)
+
+    def some_weekday(self) -> str:
+        """The date of a random weekday 1..7 days ahead."""
+        return self.next_weekday(self.rng.randrange(7))
 
     @property
     def clock_ms(self) -> int:
@@ -171,6 +196,90 @@ class World:
         others = [self.contact(relation=r)
                   for r in self.pick([r for r in RELATIONS if r != target_relation], n - 1)]
         return target, [target, namesake, *others]
+
+    def related(self, n: int = 3, relations: Sequence[str] = RELATIONS) -> tuple[str, Row, list[Row]]:
+        """A relation picked from `relations` and `people(relation, n)`: (relation, target, everyone)."""
+        relation = self.pick(relations)
+        target, everyone = self.people(relation, n)
+        return relation, target, everyone
+
+    # ---- app rows (fields in each app's own order) ------------------------------------------
+    def email(self, sender: str, subject: str, body: str, received_at: str, *, folder: str = "inbox",
+              to: Sequence[str] = ("me@example.com",), read: bool = False, starred: bool = False) -> Row:
+        return self.add("email", "emails", "em", folder=folder, sender=sender, to=list(to), subject=subject,
+                        body=body, received_at=received_at, read=read, starred=starred)
+
+    def text(self, person: Row, body: str, sent_at: str, *, read: bool = False, direction: str = "in") -> Row:
+        """A text between the user and contact row `person` (incoming unless `direction` says "out")."""
+        return self.add("messages", "messages", "msg", contact=person["name"], phone=person["phone"],
+                        direction=direction, body=body, sent_at=sent_at, read=read)
+
+    def note(self, title: str, body: str, folder: str = "Personal", pinned: bool = False) -> Row:
+        return self.add("notes", "notes", "nt", title=title, body=body, folder=folder, pinned=pinned)
+
+    def place(self, name: str, address: str, rating: float, category: str = "place") -> Row:
+        return self.add("maps", "places", "pl", name=name, category=category, address=address, rating=rating)
+
+    def photo(self, name: str, album: str, tags: list[str], size_kb: int, created_at: str) -> Row:
+        return self.add("files", "files", "f", path=f"/sdcard/{album}/{name}", name=name, kind="photo",
+                        album=album, tags=tags, size_kb=size_kb, created_at=created_at)
+
+    def recipe(self, title: str, cuisine: str, minutes: int, ingredients: list[str], servings: int = 4,
+               favorite: bool = False) -> Row:
+        return self.add("recipes", "recipes", "rc", title=title, cuisine=cuisine, minutes=minutes, servings=servings,
+                        ingredients=ingredients, favorite=favorite, rating=0)
+
+    def track(self, title: str, artist: str, album: str, minutes: int) -> Row:
+        return self.add("music", "tracks", "tk", title=title, artist=artist, album=album, minutes=minutes,
+                        liked=False)
+
+    def payee(self, name: str, iban: str) -> Row:
+        return self.add("bank", "payees", "py", name=name, iban=iban)
+
+    def product(self, name: str, price: float, stock: int, category: str = "misc") -> Row:
+        return self.add("shopping", "products", "pr", name=name, category=category, price=price, stock=stock)
+
+    def grocery_offers(self, ingredient: str, cheap: str, dear: str, stock: int) -> Row:
+        """Three offers of `ingredient` at rising prices: "<Name> (<cheap>)" out of stock, "<Name>" and
+        "<Name> (<dear>)" with `stock`; returns the middle one, the cheapest in-stock offer."""
+        name = ingredient.capitalize()
+        prices = sorted(self.money(1, 12) for _ in range(3))
+        self.product(f"{name} ({cheap})", prices[0], 0, category="grocery")
+        best = self.product(name, prices[1], stock, category="grocery")
+        self.product(f"{name} ({dear})", prices[2], stock, category="grocery")
+        return best
+
+    def order(self, items: list[dict[str, Any]], total: float, address: str, placed_at: str,
+              status: str = "delivered") -> Row:
+        return self.add("shopping", "orders", "or", items=items, total=total, address=address, status=status,
+                        placed_at=placed_at)
+
+    def flight(self, origin: str, destination: str, date: str, depart: str, arrive: str, price: float,
+               airline: str) -> Row:
+        return self.add("travel", "flights", "fl", origin=origin, destination=destination, date=date,
+                        depart=depart, arrive=arrive, price=price, airline=airline)
+
+    def event(self, title: str, start: str, end: str, location: str = "", attendees: list[str] | None = None,
+              notes: str = "") -> Row:
+        return self.add("calendar", "events", "ev", title=title, start=start, end=end, location=location,
+                        attendees=attendees if attendees is not None else [], notes=notes)
+
+    def playlist(self, name: str, track_ids: list[str]) -> Row:
+        return self.add("music", "playlists", "pls", name=name, track_ids=track_ids)
+
+    def hotel(self, name: str, city: str, price_per_night: float, rating: float) -> Row:
+        return self.add("travel", "hotels", "ho", name=name, city=city, price_per_night=price_per_night,
+                        rating=rating)
+
+    def hotel_booking(self, hotel_id: str, nights: int, check_in: str, total: float,
+                      status: str = "confirmed") -> Row:
+        return self.add("travel", "bookings", "bk", kind="hotel", ref_id=hotel_id, passengers=1, nights=nights,
+                        check_in=check_in, total=total, status=status)
+
+    def flight_booking(self, flight: Row) -> Row:
+        """A confirmed booking of `flight` for one passenger, on its date, at its price."""
+        return self.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
+                        check_in=flight["date"], total=flight["price"], status="confirmed")
 
     def overlay(self) -> dict[str, Any]:
         out: dict[str, Any] = {app: {t: list(rows) for t, rows in tables.items()}
@@ -315,3 +424,62 @@ DURATIONS = {"half an hour": 30, "a quarter of an hour": 15, "three quarters of 
 
 
 __all__ += ["DURATIONS", "next_weekday_from", "now_of", "shift"]
+
+
+def weekday_date(observe: Observe, weekday: str) -> str:
+    """The date of the next `weekday` (a name in WEEKDAYS) strictly after the device's today."""
+    return next_weekday_from(now_of(observe), WEEKDAYS.index(weekday))
+
+
+def person_by_relation(observe: Observe, relation: str) -> Generator[Any, None, Row | None]:
+    """Searches the contacts for `relation`; returns the one contact with that relation, or None."""
+    rows = yield from lookup(observe, call("contacts.search", query=relation))
+    return one(rows, relation=relation)
+
+
+def note_titled(observe: Observe, title: str) -> Generator[Any, None, Row | None]:
+    """Searches the notes for `title`; returns the one note with exactly that title, or None."""
+    rows = yield from lookup(observe, call("notes.search", query=title))
+    return one(rows, title=title)
+
+
+def latest(value: Any, key: str, /, **where: Any) -> Row | None:
+    """The row of a result matching `where` with the greatest `key` (the last of equals), or None."""
+    found = sorted(find_rows(value, **where), key=lambda r: r[key])
+    return found[-1] if found else None
+
+
+def earliest_from(value: Any, key: str, since: str, /, **where: Any) -> Row | None:
+    """The row of a result matching `where` with the smallest `key` not before `since`, or None."""
+    found = sorted((r for r in find_rows(value, **where) if r[key] >= since), key=lambda r: r[key])
+    return found[0] if found else None
+
+
+def last_order(value: Any) -> Row | None:
+    """The most recently placed order of a `shopping.list_orders` result (undated ones skipped)."""
+    return latest([r for r in find_rows(value) if r.get("placed_at")], "placed_at")
+
+
+def cart_cheapest(observe: Observe, items: Iterable[str], quantity: int) -> Generator[Any, None, None]:
+    """For each item, searches the in-stock offers and puts `quantity` of the cheapest in the cart;
+    stops at the first item with no offer."""
+    for item in items:
+        offers = yield from lookup(observe, call("shopping.search", query=item, in_stock=True))
+        if not offers:
+            return
+        best = cheapest(offers)
+        yield call("shopping.add_to_cart", product_id=best["id"], quantity=quantity)
+
+
+def balance_of(account: str, *others: str) -> Allow:
+    """Allows the balances of these bank accounts to change (a payment or transfer moves money)."""
+    return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
+
+
+def cheapest(value: Any) -> Row:
+    """The lowest-priced row of a non-empty result (the first of equals)."""
+    return min(find_rows(value), key=lambda r: r["price"])
+
+
+__all__ += ["balance_of", "cart_cheapest", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
+            "weekday_date"]

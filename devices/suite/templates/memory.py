@@ -31,6 +31,7 @@ from devices.suite.templates._hkit import (
     WEEKDAYS,
     Cluttered,
     World,
+    contact_named,
     derived_parameters,
     memory_value,
     parse_count,
@@ -87,10 +88,6 @@ class MemoryUpdated(Expectation):
 
     def claims_memory(self, key: str, value: Any) -> bool:
         return key == self.key and value is not None and norm_text(self.value) in norm_text(value)
-
-
-def _contact_of(before: Any, name: str) -> dict[str, Any]:
-    return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
 
 
 class _Memory(Cluttered, Template):
@@ -170,7 +167,7 @@ class TextRelation(_Relation):
         return {"phrase": PHRASES.pick(rng, split)}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = _contact_of(before, p["person"])["phone"]
+        phone = contact_named(before, p["person"])["phone"]
         return [Add("messages", "messages", {"phone": phone, "direction": "out",
                                              "body": ("~", p["phrase"])})]
 
@@ -190,7 +187,7 @@ class EmailRelation(_Relation):
         return {"phrase": PHRASES.pick(rng, split), "subject": SUBJECTS.pick(rng, split)}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        address = _contact_of(before, p["person"])["email"]
+        address = contact_named(before, p["person"])["email"]
         return [Add("email", "emails", {"folder": "sent", "to": [address],
                                          "subject": p["subject"], "body": ("~", p["phrase"])})]
 
@@ -208,7 +205,7 @@ class RelationPhone(_Relation):
     apps = ("contacts", "messages")
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [AnswerIs(_contact_of(before, p["person"])["phone"])]
+        return [AnswerIs(contact_named(before, p["person"])["phone"])]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         contact = yield from self.who(p, observe)
@@ -221,7 +218,7 @@ class StarRelation(_Relation):
     apps = ("contacts",)
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        row = _contact_of(before, p["person"])
+        row = contact_named(before, p["person"])
         return [Update("contacts", "contacts", row["id"], {"starred": True})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
@@ -249,7 +246,7 @@ class SharePhotoRelation(_Relation):
         return {**state, "files": {"files": files}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = _contact_of(before, p["person"])["phone"]
+        phone = contact_named(before, p["person"])["phone"]
         return [Add("messages", "messages", {"phone": phone, "direction": "out",
                                              "body": f"[file] {p['photo']}"})]
 
@@ -319,7 +316,7 @@ class ReplyRelationEmail(_Relation):
         return {**state, "email": {"emails": emails}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        address = _contact_of(before, p["person"])["email"]
+        address = contact_named(before, p["person"])["email"]
         return [Add("email", "emails", {"folder": "sent", "to": [address],
                                          "body": ("~", p["phrase"])})]
 

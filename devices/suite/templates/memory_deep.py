@@ -15,10 +15,19 @@ from typing import Any
 
 from devices.suite.diff import Add, Expectation
 from devices.suite.template import Observe, OracleScript
-from devices.suite.templates._hkit import PLACES, STREETS, SURNAMES, TITLES, rid, row_where, rows_of
+from devices.suite.templates._hkit import (
+    PLACES,
+    STREETS,
+    SURNAMES,
+    TITLES,
+    contact_named,
+    rid,
+    row_where,
+    rows_of,
+)
 from devices.suite.templates._kit import call, finish
 from devices.suite.templates._profile import declare
-from devices.suite.templates.memory import _contact_of, _Relation
+from devices.suite.templates.memory import _Relation
 
 __all__ = ["TEMPLATES"]
 
@@ -53,7 +62,7 @@ class RelationEventAddress(_Relation):
         return {**state, "calendar": {"events": events}, "maps": {"places": places}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = _contact_of(before, p["person"])["phone"]
+        phone = contact_named(before, p["person"])["phone"]
         return [Add("messages", "messages", {"phone": phone, "direction": "out", "body": ("~", p["street"])})]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:

@@ -34,6 +34,7 @@ from devices.suite.templates._hkit import (
     TITLES,
     TOPICS,
     Cluttered,
+    ContactPair,
     World,
     derived_parameters,
     memory_value,
@@ -47,7 +48,6 @@ from schemas.actions import MemoryRead, UseSkill
 
 __all__ = ["TEMPLATES"]
 
-COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
 MEETING_APPS = ("calendar", "contacts", "messages", "email")
 DEVICE_APPS = ("settings", "clock", "calendar")
 NOTE_APPS = ("notes", "email", "messages", "contacts")
@@ -83,26 +83,7 @@ class _Skill(Cluttered, Template):
 
 # ---- contacts with namesakes, told apart by company --------------------------------------------
 
-class _WithContact(_Skill):
-    def people(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        world = World(rng, split)
-        person = world.person()
-        company, other_company = rng.sample(COMPANIES, 2)
-        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
-                "company": company,
-                "namesake": world.person(person.split()[0]), "other_company": other_company}
-
-    def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
-        world = World(rng, "train")
-        rows = [world.contact(p["person"], company=p["company"]),
-                world.contact(p["namesake"], company=p["other_company"])]
-        rng.shuffle(rows)
-        return rows
-
-    @staticmethod
-    def contact(before: Any, name: str) -> dict[str, Any]:
-        return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
-
+class _WithContact(ContactPair, _Skill):
     @staticmethod
     def find(p: dict[str, Any], observe: Observe) -> Any:
         return row_where(rows_of(observe()), company=p["company"])
@@ -427,7 +408,7 @@ class MeetingMode(_Until):
         yield finish()
 
 
-class _Flight(_Device):
+class _Flight(ContactPair, _Device):
     """A flight in the calendar (another one goes elsewhere), a contact with a namesake, a
     message about the flight to send, and the right routine for the phone."""
 
@@ -436,7 +417,7 @@ class _Flight(_Device):
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         city, other = CITIES.sample(rng, split, 2)
         codes = rng.sample(range(100, 999), 2)
-        return {"city": city, **_WithContact.people(self, rng, split),  # type: ignore[arg-type]
+        return {"city": city, **self.people(rng, split),
                 "_other_city": other, "_flight": f"FW{codes[0]}", "_other_flight": f"FW{codes[1]}",
                 **self.world(rng)}
 
@@ -445,7 +426,7 @@ class _Flight(_Device):
                   _event(rng, f"Flight {p['_other_flight']} to {p['_other_city']}",
                          "2026-01-09", 14 * 60, 120)]
         return {**super().initial_state(p, rng), "calendar": {"events": events},
-                "contacts": {"contacts": _WithContact.contacts(self, p, rng)}}  # type: ignore[arg-type]
+                "contacts": {"contacts": self.contacts(p, rng)}}
 
     def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
         return {}
@@ -469,7 +450,7 @@ class Travel(_Flight):
     start_settings = MappingProxyType({"bluetooth": True})
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = _WithContact.contact(before, p["person"])["phone"]
+        phone = self.contact(before, p["person"])["phone"]
         return [Setting("airplane_mode", True), Setting("bluetooth", False),
                 Setting("battery_saver", True),
                 Add("messages", "messages", {"phone": phone, "body": ("~", p["_flight"])})]
@@ -493,7 +474,7 @@ class Landing(_Flight):
     test_only = True
 
     def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        email = _WithContact.contact(before, p["person"])["email"]
+        email = self.contact(before, p["person"])["email"]
         return [Setting("airplane_mode", False), Setting("wifi", True),
                 Setting("battery_saver", False),
                 Add("email", "emails", {"folder": "sent", "to": [email], "subject": "Landed",

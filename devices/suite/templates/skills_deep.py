@@ -29,7 +29,7 @@ from devices.suite.templates._hkit import (
 )
 from devices.suite.templates._kit import call, finish
 from devices.suite.templates._profile import declare
-from devices.suite.templates.skills import _Meeting, _Skill
+from devices.suite.templates.skills import QuickReorder, _Meeting
 from schemas.actions import UseSkill
 
 __all__ = ["TEMPLATES"]
@@ -96,7 +96,10 @@ class MeetingWithSender(_Meeting):
         yield finish()
 
 
-class ReorderLatest(_Skill):
+class ReorderLatest(QuickReorder):
+    """quick_reorder's order (same skill arguments and change), but the product, quantity and
+    address come from the latest order and the cheapest listing is found by name."""
+
     name = "skill_reorder_latest"
     skill = "quick_reorder"
     apps = ("shopping",)
@@ -125,19 +128,6 @@ class ReorderLatest(_Skill):
         rng.shuffle(products)
         rng.shuffle(orders)
         return {"shopping": {"products": products, "orders": orders}}
-
-    def cheaper(self, p: dict[str, Any], before: Any) -> str:
-        return next(r["id"] for r in before.rows("shopping", "products")
-                    if r["name"] == p["product"] and r["price"] == p["cheap"])
-
-    def skill_args(self, p: dict[str, Any], before: Any) -> dict[str, Any]:
-        return {"product_id": self.cheaper(p, before), "address": p["street"], "quantity": p["quantity"]}
-
-    def changes(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        pid = self.cheaper(p, before)
-        return [Add("shopping", "orders", {"address": p["street"], "items": [
-                    {"product_id": pid, "quantity": p["quantity"]}]}),
-                Allow("shopping", "products", ids=(pid,), kinds=("changed",), fields=("stock",))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield call("shopping.list_orders")

@@ -30,7 +30,7 @@ from devices.suite.templates._hkit import (
     TITLES,
     TOPICS,
     Cluttered,
-    World,
+    ContactPair,
     derived_parameters,
     memory_value,
     rid,
@@ -42,7 +42,6 @@ from schemas.actions import Delegate, MemoryRead
 
 __all__ = ["TEMPLATES", "DoneBy"]
 
-COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
 # Every sub-agent task shows these apps, so every helper is on offer and the choice matters.
 ALL_HELPER_APPS = ("calendar", "clock", "contacts", "messages", "email", "maps", "shopping",
                    "files", "notes", "settings")
@@ -114,30 +113,26 @@ class _Team(Cluttered, Template):
         raise NotImplementedError
 
 
-class _WithContact(_Team):
-    def people(self, rng: random.Random, split: Any) -> dict[str, Any]:
-        world = World(rng, split)
-        person = world.person()
-        company, other_company = rng.sample(COMPANIES, 2)
-        return {"person": person, "surname": person.split()[1], "first": person.split()[0],
-                "company": company,
-                "namesake": world.person(person.split()[0]), "other_company": other_company}
-
-    def contacts(self, p: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
-        world = World(rng, "train")
-        rows = [world.contact(p["person"], company=p["company"]),
-                world.contact(p["namesake"], company=p["other_company"])]
-        rng.shuffle(rows)
-        return rows
-
-    @staticmethod
-    def contact(before: Any, name: str) -> dict[str, Any]:
-        return next(r for r in before.rows("contacts", "contacts") if r["name"] == name)
-
+class _WithContact(ContactPair, _Team):
     def find_contact(self, p: dict[str, Any], agent: str, observe: Observe) -> Any:
         yield delegate(agent, f"Look up {p['first']} from {p['company']}.",
                        ("contacts.search", {"query": p["first"]}))
         return row_where(results(observe)[0], company=p["company"])
+
+    def texted(self, p: dict[str, Any], before: Any, value: str,
+               others_ok: tuple[str, ...]) -> list[Expectation]:
+        """The communicator was handed `value` and texted it to the contact, and that text exists."""
+        phone = self.contact(before, p["person"])["phone"]
+        return [Delegated("communicator", (value,), others_ok=others_ok),
+                DoneBy(("communicator",), "messages.send", {"body": ("~", value)}),
+                Add("messages", "messages", {"phone": phone, "body": ("~", value)})]
+
+    def text_contact(self, p: dict[str, Any], observe: Observe, instruction: str, body: str,
+                     context: dict[str, Any]) -> Any:
+        """The communicator looks the contact up, then texts them `body` (handed `context`)."""
+        found = yield from self.find_contact(p, "communicator", observe)
+        yield delegate("communicator", instruction, ("messages.send", {"phone": found["phone"], "body": body}),
+                       context=context)
 
 
 class PlaceToFriend(_WithContact):
@@ -160,21 +155,15 @@ class PlaceToFriend(_WithContact):
         return {"maps": {"places": places}, "contacts": {"contacts": self.contacts(p, rng)}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = self.contact(before, p["person"])["phone"]
         return [DoneBy(("navigator",), "maps.search_places"),
-                Delegated("communicator", (p["street"],), others_ok=("navigator",)),
-                DoneBy(("communicator",), "messages.send", {"body": ("~", p["street"])}),
-                Add("messages", "messages", {"phone": phone, "body": ("~", p["street"])})]
+                *self.texted(p, before, p["street"], ("navigator",))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield delegate("navigator", f"Find the best-rated {p['category']}.",
                        ("maps.search_places", {"query": p["category"]}))
         best = results(observe)[0][0]
-        found = yield from self.find_contact(p, "communicator", observe)
-        yield delegate("communicator", "Text the address.",
-                       ("messages.send", {"phone": found["phone"],
-                                          "body": f"{best['name']} is at {best['address']}"}),
-                       context={"address": best["address"]})
+        yield from self.text_contact(p, observe, "Text the address.", f"{best['name']} is at {best['address']}",
+                                     {"address": best["address"]})
         yield finish()
 
 
@@ -356,21 +345,16 @@ class EtaToText(_WithContact):
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         minutes = str(eta_minutes("Home", p["place"], p["mode"]))
-        phone = self.contact(before, p["person"])["phone"]
         return [DoneBy(("navigator",), "maps.eta", {"destination": p["place"],
                                                     "mode": p["mode"]}),
-                Delegated("communicator", (minutes,), others_ok=("navigator",)),
-                DoneBy(("communicator",), "messages.send", {"body": ("~", minutes)}),
-                Add("messages", "messages", {"phone": phone, "body": ("~", minutes)})]
+                *self.texted(p, before, minutes, ("navigator",))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield delegate("navigator", "Travel time.", ("maps.eta", {
             "origin": "Home", "destination": p["place"], "mode": p["mode"]}))
         minutes = results(observe)[0]["eta_min"]
-        found = yield from self.find_contact(p, "communicator", observe)
-        yield delegate("communicator", "Send it.", ("messages.send", {
-            "phone": found["phone"], "body": f"It takes me {minutes} minutes."}),
-            context={"minutes": minutes})
+        yield from self.text_contact(p, observe, "Send it.", f"It takes me {minutes} minutes.",
+                                     {"minutes": minutes})
         yield finish()
 
 

@@ -62,23 +62,17 @@ class EventPlaceToContact(_WithContact):
                 "contacts": {"contacts": self.contacts(p, rng)}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        phone = self.contact(before, p["person"])["phone"]
         return [DoneBy(("scheduler",), "calendar.search"),
                 DoneBy(("navigator",), "maps.search_places"),
-                Delegated("communicator", (p["street"],), others_ok=("scheduler", "navigator")),
-                DoneBy(("communicator",), "messages.send", {"body": ("~", p["street"])}),
-                Add("messages", "messages", {"phone": phone, "body": ("~", p["street"])})]
+                *self.texted(p, before, p["street"], ("scheduler", "navigator"))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield delegate("scheduler", f"Find my '{p['title']}'.", ("calendar.search", {"query": p["title"]}))
         event = row_where(results(observe)[0], title=p["title"])
         yield delegate("navigator", "Find this place.", ("maps.search_places", {"query": event["location"]}))
         place = row_where(results(observe)[0], name=event["location"])
-        found = yield from self.find_contact(p, "communicator", observe)
-        yield delegate("communicator", "Text the address.",
-                       ("messages.send", {"phone": found["phone"],
-                                          "body": f"{place['name']} is at {place['address']}"}),
-                       context={"address": place["address"]})
+        yield from self.text_contact(p, observe, "Text the address.", f"{place['name']} is at {place['address']}",
+                                     {"address": place["address"]})
         yield finish()
 
 

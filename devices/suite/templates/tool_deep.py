@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from devices.suite.diff import Add, Allow, Update
+from devices.suite.diff import Add, Update
 from devices.suite.templates._vocab import (
     ALBUMS3,
     ARTISTS,
@@ -33,25 +33,24 @@ from devices.suite.templates._vocab import (
     SONGS,
 )
 from devices.suite.templates._world import (
-    RELATIONS,
+    EMAIL_READ,
     World,
     WorldTemplate,
     call,
+    cart_cheapest,
+    earliest_from,
     find_rows,
+    latest,
     lookup,
     now_of,
     one,
+    person_by_relation,
 )
 
 __all__ = ["TEMPLATES"]
 
-EMAIL_READ = Allow("email", "emails", kinds=("changed",), fields=("read",))
-
-
 def _mail(w: World, sender: str, subject: str, day: int, hour: int) -> dict[str, Any]:
-    return w.add("email", "emails", "em", folder="inbox", sender=sender, to=["me@example.com"],
-                 subject=subject, body=f"{subject}.", received_at=f"{w.day(day)}T{hour:02d}:{w.rng.randrange(60):02d}",
-                 read=False, starred=False)
+    return w.email(sender, subject, f"{subject}.", f"{w.day(day)}T{hour:02d}:{w.rng.randrange(60):02d}")
 
 
 class ReplyLatestFromRelation(WorldTemplate):
@@ -63,8 +62,7 @@ class ReplyLatestFromRelation(WorldTemplate):
     goal_template = "Answer the latest email from my {relation} with \"{phrase}\", and star that email."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         namesake = everyone[1]
         subjects = ["Quick question", "Following up", "Re: plans", "One more thing"]
         w.rng.shuffle(subjects)
@@ -78,15 +76,14 @@ class ReplyLatestFromRelation(WorldTemplate):
                 Update("email", "emails", p["_id"], {"starred": True}, free=("read",)), EMAIL_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         mails = yield from lookup(observe, call("email.search", query=person["email"], folder="inbox"))
-        theirs = sorted(find_rows(mails, sender=person["email"]), key=lambda r: r["received_at"])
-        if theirs:
-            yield call("email.reply", id=theirs[-1]["id"], body=p["phrase"])
-            yield call("email.star", id=theirs[-1]["id"], starred=True)
+        last = latest(mails, "received_at", sender=person["email"])
+        if last:
+            yield call("email.reply", id=last["id"], body=p["phrase"])
+            yield call("email.star", id=last["id"], starred=True)
 
 
 class HotelNameToRelation(WorldTemplate):
@@ -98,17 +95,12 @@ class HotelNameToRelation(WorldTemplate):
     goal_template = "Text my {relation} the name of the hotel I'm booked into next."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         names = w.draw(HOTELS, 3)
-        hotels = [w.add("travel", "hotels", "ho", name=n, city="", price_per_night=w.money(80, 200),
-                        rating=round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[1]["id"], passengers=1, nights=2,
-              check_in=w.day(-w.rng.randint(5, 30)), total=250.0, status="confirmed")  # past stay
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[2]["id"], passengers=1, nights=3,
-              check_in=w.day(w.rng.randint(2, 6)), total=390.0, status="cancelled")
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=hotels[0]["id"], passengers=1, nights=2,
-              check_in=w.day(w.rng.randint(7, 20)), total=310.0, status="confirmed")
+        hotels = [w.hotel(n, "", w.money(80, 200), round(w.rng.uniform(3.5, 4.9), 1)) for n in names]
+        w.hotel_booking(hotels[1]["id"], 2, w.day(-w.rng.randint(5, 30)), 250.0)  # past stay
+        w.hotel_booking(hotels[2]["id"], 3, w.day(w.rng.randint(2, 6)), 390.0, status="cancelled")
+        w.hotel_booking(hotels[0]["id"], 2, w.day(w.rng.randint(7, 20)), 310.0)
         return {"relation": relation, "_phone": target["phone"], "_hotel": names[0]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -117,15 +109,13 @@ class HotelNameToRelation(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         bookings = yield from lookup(observe, call("travel.list_bookings"))
         today = now_of(observe).strftime("%Y-%m-%d")
-        ahead = sorted((b for b in find_rows(bookings, kind="hotel", status="confirmed") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if not ahead:
+        booking = earliest_from(bookings, "check_in", today, kind="hotel", status="confirmed")
+        if not booking:
             return
-        hotel = yield from lookup(observe, call("travel.get_hotel", id=ahead[0]["ref_id"]))
+        hotel = yield from lookup(observe, call("travel.get_hotel", id=booking["ref_id"]))
         if not hotel:
             return
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("messages.send", contact=person["name"], body=f"I'm staying at {hotel['name']}.")
 
@@ -147,21 +137,12 @@ class FavoriteForGuests(WorldTemplate):
         servings = w.pick([2, 3, 4])
         guests = w.pick([g for g in range(5, 13) if g % servings])
         mine = ingredients[:2]
-        w.add("recipes", "recipes", "rc", title=dishes[0], cuisine=cuisine, minutes=40, servings=servings,
-              ingredients=mine, favorite=True, rating=0)
-        w.add("recipes", "recipes", "rc", title=dishes[1], cuisine=other, minutes=30, servings=4,
-              ingredients=[ingredients[2], ingredients[0]], favorite=True, rating=0)
-        w.add("recipes", "recipes", "rc", title=dishes[2], cuisine=cuisine, minutes=50, servings=4,
-              ingredients=[ingredients[2]], favorite=False, rating=0)
+        w.recipe(dishes[0], cuisine, 40, mine, servings=servings, favorite=True)
+        w.recipe(dishes[1], other, 30, [ingredients[2], ingredients[0]], favorite=True)
+        w.recipe(dishes[2], cuisine, 50, [ingredients[2]])
         picks = []
         for ing in ingredients:
-            prices = sorted(w.money(1, 12) for _ in range(3))
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (bulk)", category="grocery",
-                  price=prices[0], stock=0)
-            best = w.add("shopping", "products", "pr", name=ing.capitalize(), category="grocery",
-                         price=prices[1], stock=30)
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (deli)", category="grocery",
-                  price=prices[2], stock=30)
+            best = w.grocery_offers(ing, "bulk", "deli", 30)
             if ing in mine:
                 picks.append(best["id"])
         return {"cuisine": cuisine, "guests": guests, "_ids": picks, "_packs": math.ceil(guests / servings)}
@@ -175,12 +156,7 @@ class FavoriteForGuests(WorldTemplate):
         if not recipe:
             return
         packs = math.ceil(p["guests"] / recipe["servings"])
-        for ingredient in recipe["ingredients"]:
-            offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
-            if not offers:
-                return
-            best = min(find_rows(offers), key=lambda r: r["price"])
-            yield call("shopping.add_to_cart", product_id=best["id"], quantity=packs)
+        yield from cart_cheapest(observe, recipe["ingredients"], packs)
 
 
 _ORDER_ID = re.compile(r"\bor[0-9a-f]{5}\b")
@@ -198,10 +174,9 @@ class OrderQueryReply(WorldTemplate):
                      "it and reply \"{cancelled}\"; if it has, just reply \"{delivered}\".")
 
     def build(self, w: World) -> dict[str, Any]:
-        product = w.add("shopping", "products", "pr", name=w.draw(PHRASES3).split()[-1].title(), category="misc",
-                        price=w.money(5, 40), stock=10)
-        orders = [w.add("shopping", "orders", "or", items=[{"product_id": product["id"], "quantity": 1}],
-                        total=product["price"], address="1 Home St", status=status, placed_at=w.day(-k))
+        product = w.product(w.draw(PHRASES3).split()[-1].title(), w.money(5, 40), 10)
+        orders = [w.order([{"product_id": product["id"], "quantity": 1}], product["price"], "1 Home St", w.day(-k),
+                          status=status)
                   for status, k in (("placed", 1), ("shipped", 3), ("delivered", 9))]
         target = w.pick(orders)
         asker = w.contact()
@@ -241,17 +216,15 @@ class PlaylistOpenerToRelation(WorldTemplate):
     goal_template = "Text my {relation} the title of the song my '{playlist}' playlist opens with."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         artist = w.draw(ARTISTS)
         album = w.draw(ALBUMS3)
         titles = w.draw(SONGS, 3)
-        tracks = [w.add("music", "tracks", "tk", title=t, artist=artist, album=album, minutes=w.rng.randint(2, 6),
-                        liked=False) for t in titles]
+        tracks = [w.track(t, artist, album, w.rng.randint(2, 6)) for t in titles]
         name = w.draw(ALBUMS3)
         order = w.pick(tracks, 3)
-        w.add("music", "playlists", "pls", name=name, track_ids=[t["id"] for t in order])
-        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[t["id"] for t in reversed(order)])
+        w.playlist(name, [t["id"] for t in order])
+        w.playlist(f"{name} 2", [t["id"] for t in reversed(order)])
         return {"relation": relation, "playlist": name, "_phone": target["phone"], "_title": order[0]["title"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -265,8 +238,7 @@ class PlaylistOpenerToRelation(WorldTemplate):
         track = yield from lookup(observe, call("music.get_track", id=playlist["track_ids"][0]))
         if not track:
             return
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("messages.send", contact=person["name"], body=track["title"])
 

@@ -35,22 +35,25 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     call,
+    cart_cheapest,
+    earliest_from,
     find_rows,
     finish,
     gui_steps,
     lookup,
-    next_weekday_from,
+    note_titled,
     now_of,
     one,
+    person_by_relation,
     shift,
     tap,
+    weekday_date,
     weekday_name,
 )
 from schemas.actions import InputText
 
 __all__ = ["TEMPLATES"]
 
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 # How goals say a travel mode, and the maps mode it means.
 _MODES = {"on foot": "walk", "by car": "drive", "by public transport": "transit"}
 _SPAN_DAYS = {"a week": 7, "two weeks": 14, "three weeks": 21, "ten days": 10, "twelve days": 12,
@@ -240,8 +243,7 @@ class SleepAverage(WorldTemplate):
 # ---- music -------------------------------------------------------------------------------------
 
 def _track(w: World, title: str, artist: str, album: str) -> dict[str, Any]:
-    return w.add("music", "tracks", "tk", title=title, artist=artist, album=album,
-                 minutes=w.rng.randint(2, 6), liked=False)
+    return w.track(title, artist, album, w.rng.randint(2, 6))
 
 
 class LikeSongGui(WorldTemplate):
@@ -298,8 +300,8 @@ class PlaylistFromAlbum(WorldTemplate):
         _track(w, w.draw(SONGS), other, album)
         _track(w, w.draw(SONGS), artist, f"{album} (Live)")
         name = w.draw(TOPICS3).title()
-        pl = w.add("music", "playlists", "pls", name=name, track_ids=[])
-        w.add("music", "playlists", "pls", name=f"{name} 2", track_ids=[])
+        pl = w.playlist(name, [])
+        w.playlist(f"{name} 2", [])
         return {"artist": artist, "album": album, "playlist": name, "_pl": pl["id"], "_track": target["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -359,8 +361,8 @@ class DropSongFromPlaylist(WorldTemplate):
         cover = _track(w, song, b, w.draw(ALBUMS3))
         keep = _track(w, other, a, w.draw(ALBUMS3))
         name = w.draw(TOPICS3).title()
-        pl = w.add("music", "playlists", "pls", name=name, track_ids=[keep["id"], target["id"]])
-        w.add("music", "playlists", "pls", name="Road trip", track_ids=[cover["id"], target["id"]])
+        pl = w.playlist(name, [keep["id"], target["id"]])
+        w.playlist("Road trip", [cover["id"], target["id"]])
         return {"song": song, "playlist": name, "_pl": pl["id"], "_keep": [keep["id"]]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -380,8 +382,7 @@ class DropSongFromPlaylist(WorldTemplate):
 # ---- recipes -----------------------------------------------------------------------------------
 
 def _recipe(w: World, title: str, cuisine: str, minutes: int, ingredients: list[str]) -> dict[str, Any]:
-    return w.add("recipes", "recipes", "rc", title=title, cuisine=cuisine, minutes=minutes, servings=4,
-                 ingredients=ingredients, favorite=False, rating=0)
+    return w.recipe(title, cuisine, minutes, ingredients)
 
 
 class RateRecipeGui(WorldTemplate):
@@ -451,14 +452,7 @@ class RecipeToCart(WorldTemplate):
         _recipe(w, dish, w.draw(CUISINES), 45, ingredients)
         picks = []
         for ing in ingredients:
-            prices = sorted(w.money(1, 12) for _ in range(3))
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (value pack)", category="grocery",
-                  price=prices[0], stock=0)
-            best = w.add("shopping", "products", "pr", name=f"{ing.capitalize()}", category="grocery",
-                         price=prices[1], stock=20)
-            w.add("shopping", "products", "pr", name=f"{ing.capitalize()} (organic)", category="grocery",
-                  price=prices[2], stock=20)
-            picks.append(best["id"])
+            picks.append(w.grocery_offers(ing, "value pack", "organic", 20)["id"])
         return {"dish": dish, "_ids": picks}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -469,12 +463,7 @@ class RecipeToCart(WorldTemplate):
         recipe = one(rows, title=p["dish"])
         if not recipe:
             return
-        for ingredient in recipe["ingredients"]:
-            offers = yield from lookup(observe, call("shopping.search", query=ingredient, in_stock=True))
-            if not offers:
-                return
-            best = min(find_rows(offers), key=lambda r: r["price"])
-            yield call("shopping.add_to_cart", product_id=best["id"], quantity=1)
+        yield from cart_cheapest(observe, recipe["ingredients"], 1)
 
 
 # ---- weather and reminders -----------------------------------------------------------------------
@@ -543,8 +532,7 @@ class UmbrellaForVisit(UmbrellaReminder):
                 "_due": f"{tomorrow}T{time}", "_city": city}
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
@@ -564,7 +552,7 @@ class WarmestSavedCity(WorldTemplate):
     goal_template = "Which of my saved cities will be warmest on {weekday}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         names = w.draw(CITIES, 4)
         highs = w.rng.sample(range(14, 31), 4)
         for name, high, saved in zip(names, highs, (True, True, True, False), strict=True):
@@ -577,7 +565,7 @@ class WarmestSavedCity(WorldTemplate):
         return [AnswerIs(best[1])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+        date = weekday_date(observe, p["weekday"])
         saved = yield from lookup(observe, call("weather.list_saved"))
         highs = []
         for city in find_rows(saved):
@@ -586,6 +574,16 @@ class WarmestSavedCity(WorldTemplate):
                 highs.append((days[0]["high"], city["name"]))
         if highs:
             yield finish(max(highs)[1])
+
+
+def _next_flight(observe: Any) -> Any:
+    """The flight of the first flight booking from today on (None when there is none)."""
+    today = now_of(observe).strftime("%Y-%m-%d")
+    rows = yield from lookup(observe, call("travel.list_bookings"))
+    booking = earliest_from(rows, "check_in", today, kind="flight")
+    if not booking:
+        return None
+    return (yield from lookup(observe, call("travel.get_flight", id=booking["ref_id"])))
 
 
 class SaveFlightCity(WorldTemplate):
@@ -599,10 +597,7 @@ class SaveFlightCity(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         city, later, old = w.draw(CITIES, 3)
         for dest, day in ((old, -10), (city, 3), (later, 12)):
-            flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(day),
-                           depart="09:00", arrive="11:00", price=100.0, airline="Skylark")
-            w.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
-                  check_in=flight["date"], total=100.0, status="confirmed")
+            w.flight_booking(w.flight("Home Town", dest, w.day(day), "09:00", "11:00", 100.0, "Skylark"))
         target = _city(w, city, False)
         _city(w, later, False)
         return {"_id": target["id"]}
@@ -611,14 +606,9 @@ class SaveFlightCity(WorldTemplate):
         return [Update("weather", "cities", p["_id"], {"saved": True})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        today = now_of(observe).strftime("%Y-%m-%d")
-        rows = yield from lookup(observe, call("travel.list_bookings"))
-        ahead = sorted((b for b in find_rows(rows, kind="flight") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if ahead:
-            flight = yield from lookup(observe, call("travel.get_flight", id=ahead[0]["ref_id"]))
-            if flight:
-                yield call("weather.save_city", city=flight["destination"])
+        flight = yield from _next_flight(observe)
+        if flight:
+            yield call("weather.save_city", city=flight["destination"])
 
 
 def _reminder(w: World, title: str, due: str | None, done: bool = False, lst: str = "Reminders") -> dict[str, Any]:
@@ -795,21 +785,18 @@ class NotePhoneOfRelation(WorldTemplate):
     goal_template = "Add my {relation}'s phone number to my '{topic}' note."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         topic = w.draw(TOPICS3).capitalize()
-        note = w.add("notes", "notes", "nt", title=topic, body="Things to sort out.", folder="Personal", pinned=False)
-        w.add("notes", "notes", "nt", title=f"{topic} (old)", body="Done.", folder="Personal", pinned=False)
+        note = w.note(topic, "Things to sort out.")
+        w.note(f"{topic} (old)", "Done.")
         return {"relation": relation, "topic": topic, "_id": note["id"], "_phone": target["phone"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Update("notes", "notes", p["_id"], {"body": ("~", p["_phone"])})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        person = yield from person_by_relation(observe, p["relation"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("notes.update", id=note["id"], append=f" {person['phone']}")
 
@@ -853,8 +840,7 @@ class MoveTaggedPhotos(WorldTemplate):
         for i in range(w.rng.randint(2, 3) + 2):
             tags = [tag] if i >= 2 else [other]
             name = f"IMG_{w.rng.randint(2000, 9999)}.jpg"
-            row = w.add("files", "files", "f", path=f"/sdcard/Camera/{name}", name=name, kind="photo",
-                        album="Camera", tags=tags, size_kb=1200, created_at=f"{w.day(-i)}T10:00")
+            row = w.photo(name, "Camera", tags, 1200, f"{w.day(-i)}T10:00")
             if tag in tags:
                 ids.append(row["id"])
         return {"tag": tag, "album": album, "_ids": ids}
@@ -882,8 +868,8 @@ class SaveBestRated(WorldTemplate):
         names = w.draw(PLACES3, 3)
         ratings = [5.0, 4.7, 4.3]
         w.rng.shuffle(ratings)
-        rows = [w.add("maps", "places", "pl", name=n, category=category, address=f"{w.rng.randint(1, 99)} Quay",
-                      rating=r) for n, r in zip(names, ratings, strict=True)]
+        rows = [w.place(n, f"{w.rng.randint(1, 99)} Quay", r, category=category)
+                for n, r in zip(names, ratings, strict=True)]
         best = max(rows, key=lambda r: r["rating"])
         return {"category": category, "listname": w.draw(TOPICS3).title(), "_id": best["id"],
                 "_name": best["name"]}
@@ -913,11 +899,9 @@ class TravelTimeTo(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         title, place, how = w.nth(TITLES3, PLACES3, tuple(_MODES))
-        other = w.pick([v for v in PLACES3.values(w.split) if v != place])
-        w.add("calendar", "events", "ev", title=title, start=f"{w.day(2)}T10:00", end=f"{w.day(2)}T11:00",
-              location=place, attendees=[], notes="")
-        w.add("calendar", "events", "ev", title=f"{title} follow-up", start=f"{w.day(9)}T10:00",
-              end=f"{w.day(9)}T11:00", location=other, attendees=[], notes="")
+        other = w.other(PLACES3, place)
+        w.event(title, f"{w.day(2)}T10:00", f"{w.day(2)}T11:00", location=place)
+        w.event(f"{title} follow-up", f"{w.day(9)}T10:00", f"{w.day(9)}T11:00", location=other)
         from devices.sim.apps.maps import eta_minutes
 
         return {"title": title, "how": how, "_eta": eta_minutes("Home", place, _MODES[how])}
@@ -946,12 +930,9 @@ class ForecastForTrip(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         city, day = w.nth(CITIES, range(2, 11))
-        old = w.pick([v for v in CITIES.values(w.split) if v != city])
+        old = w.other(CITIES, city)
         for dest, d in ((old, -5), (city, day)):
-            flight = w.add("travel", "flights", "fl", origin="Home Town", destination=dest, date=w.day(d),
-                           depart="09:00", arrive="11:00", price=100.0, airline="Nordair")
-            w.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
-                  check_in=flight["date"], total=100.0, status="confirmed")
+            w.flight_booking(w.flight("Home Town", dest, w.day(d), "09:00", "11:00", 100.0, "Nordair"))
         row = _city(w, city, False)
         _city(w, old, True)
         high = next(d["high"] for d in row["days"] if d["date"] == w.day(day))
@@ -961,13 +942,7 @@ class ForecastForTrip(WorldTemplate):
         return [AnswerIs(p["_high"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        today = now_of(observe).strftime("%Y-%m-%d")
-        rows = yield from lookup(observe, call("travel.list_bookings"))
-        ahead = sorted((b for b in find_rows(rows, kind="flight") if b["check_in"] >= today),
-                       key=lambda b: b["check_in"])
-        if not ahead:
-            return
-        flight = yield from lookup(observe, call("travel.get_flight", id=ahead[0]["ref_id"]))
+        flight = yield from _next_flight(observe)
         if flight:
             days = yield from lookup(observe, call("weather.forecast", city=flight["destination"],
                                                    date=flight["date"]))
@@ -987,21 +962,20 @@ class ForecastWhereRelationLives(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, city = w.nth(RELATIONS, CITIES)
         target, everyone = w.people(relation)
-        other = w.pick([v for v in CITIES.values(w.split) if v != city])
+        other = w.other(CITIES, city)
         target["city"], everyone[1]["city"] = city, other
         _city(w, city, False)
         _city(w, other, True)
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         return {"relation": relation, "weekday": weekday_name(date), "_city": city, "_date": date}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Called("weather.forecast", {"city": p["_city"], "date": p["_date"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
-            date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+            date = weekday_date(observe, p["weekday"])
             yield call("weather.forecast", city=person["city"], date=date)
 
 

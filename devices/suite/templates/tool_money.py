@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from devices.suite.diff import Add, Allow, AnswerIs, Update
+from devices.suite.diff import Add, AnswerIs, Update
 from devices.suite.templates._vocab import (
     ACCOUNT_NAMES,
     CITIES,
@@ -20,28 +20,31 @@ from devices.suite.templates._vocab import (
     STORES,
 )
 from devices.suite.templates._world import (
+    CART,
+    EMAIL_READ,
     RELATIONS,
+    STOCK,
+    TEXT_READ,
+    WEEKDAYS,
     World,
     WorldTemplate,
+    balance_of,
     call,
+    cheapest,
     find_rows,
     finish,
     gui_steps,
+    last_order,
     lookup,
-    next_weekday_from,
     now_of,
     one,
+    person_by_relation,
     screen_text,
+    weekday_date,
     weekday_name,
 )
 
 __all__ = ["TEMPLATES"]
-
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-# Checkout lowers stock and empties the cart: allowed side effects of placing an order.
-STOCK = Allow("shopping", "products", kinds=("changed",), fields=("stock",))
-CART = Allow("shopping", "cart")
-
 
 def _accounts(w: World, n: int = 3) -> list[dict[str, Any]]:
     return [w.add("bank", "accounts", "ac", name=name, number=f"•••• {w.rng.randint(1000, 9999)}",
@@ -52,10 +55,6 @@ def _tx(w: World, account: str, store: str, amount: float, day: int) -> dict[str
     return w.add("bank", "transactions", "tx", account_id=account, date=w.day(day), description="Card payment",
                  counterparty=store, amount=amount, category="shopping",
                  reference=f"REF{w.rng.randrange(10 ** 6):06d}")
-
-
-def _balance_of(account: str, others: tuple[str, ...] = ()) -> Allow:
-    return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
 
 
 class SpentAtStore(WorldTemplate):
@@ -105,22 +104,20 @@ class TransferHalf(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         a, b, _ = _accounts(w)
-        relation = w.pick(RELATIONS)
-        person, _ = w.people(relation)
+        relation, person, _ = w.related()
         return {"source": a["name"], "target": b["name"], "relation": relation, "_from": a["id"], "_to": b["id"],
                 "_amount": round(a["balance"] / 2, 2), "_phone": person["phone"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_to"], "amount": p["_amount"]}),
-                _balance_of(p["_from"], (p["_to"],)),
+                balance_of(p["_from"], p["_to"]),
                 Add("messages", "messages", {"phone": p["_phone"], "direction": "out",
                                              "body": ("~", f"{p['_amount']:.2f}")})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("bank.list_accounts"))
         src, dst = one(rows, name=p["source"]), one(rows, name=p["target"])
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if src and dst and person:
             amount = round(src["balance"] / 2, 2)
             yield call("bank.transfer", from_account=src["id"], to_account=dst["id"], amount=amount)
@@ -139,19 +136,18 @@ class PayInvoiceEmail(WorldTemplate):
         company, other = w.draw(COMPANIES3, 2)
         accounts = _accounts(w)
         amount, decoy = w.money(40, 400), w.money(40, 400)
-        payee = w.add("bank", "payees", "py", name=company, iban=f"DE{w.rng.randrange(10 ** 18):018d}")
-        w.add("bank", "payees", "py", name=other, iban=f"DE{w.rng.randrange(10 ** 18):018d}")
+        payee = w.payee(company, f"DE{w.rng.randrange(10 ** 18):018d}")
+        w.payee(other, f"DE{w.rng.randrange(10 ** 18):018d}")
         for who, amt, day in ((company, amount, -1), (other, decoy, -2)):
             slug = who.split()[0].lower()
-            w.add("email", "emails", "em", folder="inbox", sender=f"billing@{slug}.example", to=["me@example.com"],
-                  subject=f"Invoice from {who}", body=f"Amount due: ${amt:.2f}. Thank you.",
-                  received_at=f"{w.day(day)}T08:30", read=False, starred=False)
+            w.email(f"billing@{slug}.example", f"Invoice from {who}", f"Amount due: ${amt:.2f}. Thank you.",
+                    f"{w.day(day)}T08:30")
         return {"company": company, "account": accounts[1]["name"], "_payee": payee["id"],
                 "_from": accounts[1]["id"], "_amount": amount}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_payee"], "amount": p["_amount"]}),
-                _balance_of(p["_from"]), Allow("email", "emails", kinds=("changed",), fields=("read",))]
+                balance_of(p["_from"]), EMAIL_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         mails = yield from lookup(observe, call("email.search", query=f"Invoice from {p['company']}"))
@@ -176,25 +172,22 @@ class PayBackRelation(WorldTemplate):
     goal_template = "Pay my {relation} back the amount they texted me about, from my {account} account."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         accounts = _accounts(w)
         amount = w.money(10, 150)
         for person, amt in ((target, amount), (everyone[1], w.money(10, 150))):
-            w.add("messages", "messages", "msg", contact=person["name"], phone=person["phone"], direction="in",
-                  body=f"You owe me ${amt:.2f} for the tickets", sent_at=f"{w.day(-1)}T18:00", read=False)
-            w.add("bank", "payees", "py", name=person["name"], iban=f"GB{w.rng.randrange(10 ** 20):020d}")
+            w.text(person, f"You owe me ${amt:.2f} for the tickets", f"{w.day(-1)}T18:00")
+            w.payee(person["name"], f"GB{w.rng.randrange(10 ** 20):020d}")
         payee = w.tables["bank"]["payees"][-2]
         return {"relation": relation, "account": accounts[0]["name"], "_payee": payee["id"],
                 "_from": accounts[0]["id"], "_amount": amount}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payments", {"from_account": p["_from"], "to": p["_payee"], "amount": p["_amount"]}),
-                _balance_of(p["_from"]), Allow("messages", "messages", kinds=("changed",), fields=("read",))]
+                balance_of(p["_from"]), TEXT_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         texts = yield from lookup(observe, call("messages.list", contact=person["name"]))
@@ -231,7 +224,7 @@ class BankReferenceGui(WorldTemplate):
         from datetime import timedelta
 
         now = now_of(observe)
-        back = (now.weekday() - _WEEKDAYS.index(p["weekday"])) % 7 or 7
+        back = (now.weekday() - WEEKDAYS.index(p["weekday"])) % 7 or 7
         date = (now - timedelta(days=back)).strftime("%Y-%m-%d")
         rows = yield from lookup(observe, call("bank.list_transactions", query=p["store"], since=date, until=date))
         payment = one(rows)
@@ -261,16 +254,12 @@ class CheaperOfTwo(WorldTemplate):
         product = w.draw(PRODUCTS3)
         stores = w.draw(STORES, 3)
         prices = sorted(w.money(8, 60) for _ in range(3))
-        rows = [w.add("shopping", "products", "pr", name=f"{product.title()} ({s})", category="misc",
-                      price=price, stock=stock)
+        rows = [w.product(f"{product.title()} ({s})", price, stock)
                 for s, price, stock in zip(stores, prices, (0, 12, 9), strict=True)]
-        w.add("shopping", "products", "pr", name=f"{product.title()} case ({stores[0]})", category="misc",
-              price=round(prices[0] / 3, 2), stock=30)
+        w.product(f"{product.title()} case ({stores[0]})", round(prices[0] / 3, 2), 30)
         address = f"{w.rng.randint(1, 200)} {w.pick(['Elm', 'Birch', 'Quarry', 'Mill'])} Road"
-        w.add("shopping", "orders", "or", items=[], total=5.0, address="4 Old Lane", status="delivered",
-              placed_at=w.day(-40))
-        w.add("shopping", "orders", "or", items=[], total=5.0, address=address, status="delivered",
-              placed_at=w.day(-4))
+        w.order([], 5.0, "4 Old Lane", w.day(-40))
+        w.order([], 5.0, address, w.day(-4))
         return {"product": product, "_id": rows[1]["id"], "_address": address}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -281,11 +270,11 @@ class CheaperOfTwo(WorldTemplate):
         rows = yield from lookup(observe, call("shopping.search", query=p["product"], in_stock=True))
         same = [r for r in find_rows(rows) if r["name"].lower().startswith(f"{p['product']} (")]
         orders = yield from lookup(observe, call("shopping.list_orders"))
-        dated = sorted((r for r in find_rows(orders) if r.get("placed_at")), key=lambda r: r["placed_at"])
-        if same and dated:
-            best = min(same, key=lambda r: r["price"])
+        last = last_order(orders)
+        if same and last:
+            best = cheapest(same)
             yield call("shopping.add_to_cart", product_id=best["id"], quantity=1)
-            yield call("shopping.checkout", address=dated[-1]["address"])
+            yield call("shopping.checkout", address=last["address"])
 
 
 class ReorderLast(WorldTemplate):
@@ -297,15 +286,12 @@ class ReorderLast(WorldTemplate):
     goal_template = "Order again exactly what was in my most recent order, to the same address."
 
     def build(self, w: World) -> dict[str, Any]:
-        products = [w.add("shopping", "products", "pr", name=f"{name.title()}", category="misc",
-                          price=w.money(5, 50), stock=40) for name in w.draw(PRODUCTS3, 3)]
+        products = [w.product(f"{name.title()}", w.money(5, 50), 40) for name in w.draw(PRODUCTS3, 3)]
         items = [{"product_id": products[0]["id"], "quantity": w.rng.randint(1, 3)},
                  {"product_id": products[1]["id"], "quantity": w.rng.randint(1, 3)}]
         address = f"{w.rng.randint(1, 200)} {w.pick(['Elm', 'Birch', 'Quarry', 'Mill'])} Road"
-        w.add("shopping", "orders", "or", items=[{"product_id": products[2]["id"], "quantity": 1}], total=9.0,
-              address="9 Old Lane", status="delivered", placed_at=w.day(-30))
-        w.add("shopping", "orders", "or", items=items, total=20.0, address=address, status="delivered",
-              placed_at=w.day(-3))
+        w.order([{"product_id": products[2]["id"], "quantity": 1}], 9.0, "9 Old Lane", w.day(-30))
+        w.order(items, 20.0, address, w.day(-3))
         return {"_items": items, "_address": address}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -314,10 +300,9 @@ class ReorderLast(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("shopping.list_orders"))
-        dated = sorted((r for r in find_rows(rows) if r.get("placed_at")), key=lambda r: r["placed_at"])
-        if not dated:
+        last = last_order(rows)
+        if not last:
             return
-        last = dated[-1]
         for item in last["items"]:
             yield call("shopping.add_to_cart", product_id=item["product_id"], quantity=item["quantity"])
         yield call("shopping.checkout", address=last["address"])
@@ -333,14 +318,12 @@ class CancelUnshipped(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         product, other = w.draw(PRODUCTS3, 2)
-        a = w.add("shopping", "products", "pr", name=product.title(), category="misc", price=w.money(5, 50), stock=5)
-        b = w.add("shopping", "products", "pr", name=other.title(), category="misc", price=w.money(5, 50), stock=5)
-        w.add("shopping", "orders", "or", items=[{"product_id": a["id"], "quantity": 1}], total=a["price"],
-              address="1 Home St", status="delivered", placed_at=w.day(-20))
-        target = w.add("shopping", "orders", "or", items=[{"product_id": a["id"], "quantity": 2}],
-                       total=a["price"] * 2, address="1 Home St", status="placed", placed_at=w.day(-1))
-        w.add("shopping", "orders", "or", items=[{"product_id": b["id"], "quantity": 1}], total=b["price"],
-              address="1 Home St", status="placed", placed_at=w.day(-1))
+        a = w.product(product.title(), w.money(5, 50), 5)
+        b = w.product(other.title(), w.money(5, 50), 5)
+        w.order([{"product_id": a["id"], "quantity": 1}], a["price"], "1 Home St", w.day(-20))
+        target = w.order([{"product_id": a["id"], "quantity": 2}], a["price"] * 2, "1 Home St", w.day(-1),
+                         status="placed")
+        w.order([{"product_id": b["id"], "quantity": 1}], b["price"], "1 Home St", w.day(-1), status="placed")
         return {"product": product, "_id": target["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -360,9 +343,8 @@ class CancelUnshipped(WorldTemplate):
 
 def _flight(w: World, origin: str, dest: str, date: str, price: float) -> dict[str, Any]:
     hour = w.rng.randint(6, 19)
-    return w.add("travel", "flights", "fl", origin=origin, destination=dest, date=date, depart=f"{hour:02d}:10",
-                 arrive=f"{hour + 2:02d}:{w.rng.randrange(60):02d}", price=price,
-                 airline=w.pick(["Skylark", "Nordair", "Blue Heron"]))
+    return w.flight(origin, dest, date, f"{hour:02d}:10", f"{hour + 2:02d}:{w.rng.randrange(60):02d}", price,
+                    w.pick(["Skylark", "Nordair", "Blue Heron"]))
 
 
 class CheapestFlightToRelation(WorldTemplate):
@@ -380,7 +362,7 @@ class CheapestFlightToRelation(WorldTemplate):
         target, everyone = w.people(relation)
         target["city"] = city
         everyone[1]["city"] = other
-        date = w.next_weekday(w.rng.randrange(7))
+        date = w.some_weekday()
         prices = sorted(w.money(60, 400) for _ in range(3))
         best = _flight(w, origin, city, date, prices[1])
         _flight(w, origin, city, date, prices[2])
@@ -393,23 +375,20 @@ class CheapestFlightToRelation(WorldTemplate):
         return [Add("travel", "bookings", {"kind": "flight", "ref_id": p["_id"], "passengers": p["n"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
-        date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+        date = weekday_date(observe, p["weekday"])
         flights = yield from lookup(observe, call("travel.search_flights", origin=p["origin"],
                                                   destination=person["city"], date=date))
         if flights:
-            best = min(find_rows(flights), key=lambda r: r["price"])
+            best = cheapest(flights)
             yield call("travel.book_flight", flight_id=best["id"], passengers=p["n"])
 
 
 def _booked_flight(w: World, dest: str, day: int) -> tuple[dict[str, Any], dict[str, Any]]:
     flight = _flight(w, w.draw(CITIES), dest, w.day(day), w.money(60, 300))
-    booking = w.add("travel", "bookings", "bk", kind="flight", ref_id=flight["id"], passengers=1, nights=0,
-                    check_in=flight["date"], total=flight["price"], status="confirmed")
-    return flight, booking
+    return flight, w.flight_booking(flight)
 
 
 class HotelForFlight(WorldTemplate):
@@ -427,11 +406,10 @@ class HotelForFlight(WorldTemplate):
         flight, _ = _booked_flight(w, city, w.rng.randint(3, 20))
         cap = w.pick([120, 150, 180])
         names = w.draw(HOTELS, 3)
-        good = w.add("travel", "hotels", "ho", name=names[0], city=city, price_per_night=cap - w.rng.randint(5, 40),
-                     rating=4.6)
-        w.add("travel", "hotels", "ho", name=names[1], city=city, price_per_night=cap + 30, rating=4.9)
-        w.add("travel", "hotels", "ho", name=names[2], city=city, price_per_night=cap - 50, rating=3.9)
-        w.add("travel", "hotels", "ho", name=names[1], city=old, price_per_night=cap - 60, rating=4.8)
+        good = w.hotel(names[0], city, cap - w.rng.randint(5, 40), 4.6)
+        w.hotel(names[1], city, cap + 30, 4.9)
+        w.hotel(names[2], city, cap - 50, 3.9)
+        w.hotel(names[1], old, cap - 60, 4.8)
         return {"cap": cap, "nights": w.rng.randint(2, 5), "_id": good["id"], "_date": flight["date"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -463,11 +441,9 @@ class CancelHotelOnDay(WorldTemplate):
     goal_template = "Cancel the hotel booking that starts next {weekday}, and the flight booked for that day."
 
     def build(self, w: World) -> dict[str, Any]:
-        date = w.next_weekday(w.rng.randrange(7))
-        target = w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=2,
-                       check_in=date, total=300.0, status="confirmed")
-        w.add("travel", "bookings", "bk", kind="hotel", ref_id=w.rid("ho"), passengers=1, nights=3,
-              check_in=w.day(9 if date < w.day(5) else 2), total=410.0, status="confirmed")
+        date = w.some_weekday()
+        target = w.hotel_booking(w.rid("ho"), 2, date, 300.0)
+        w.hotel_booking(w.rid("ho"), 3, w.day(9 if date < w.day(5) else 2), 410.0)
         offset = (datetime.strptime(date, "%Y-%m-%d") - w.now.replace(tzinfo=None, hour=0)).days
         _, flight = _booked_flight(w, w.draw(CITIES), offset)
         _booked_flight(w, w.draw(CITIES), offset + 7)
@@ -478,7 +454,7 @@ class CancelHotelOnDay(WorldTemplate):
                 Update("travel", "bookings", p["_flight"], {"status": "cancelled"})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = next_weekday_from(now_of(observe), _WEEKDAYS.index(p["weekday"]))
+        date = weekday_date(observe, p["weekday"])
         rows = yield from lookup(observe, call("travel.list_bookings"))
         hotel = one([r for r in find_rows(rows, kind="hotel") if r["check_in"] == date])
         flight = one([r for r in find_rows(rows, kind="flight") if r["check_in"] == date])
@@ -499,7 +475,7 @@ class FlightLandingTime(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         city, day = w.nth(CITIES, range(2, 16))
-        other = w.pick([v for v in CITIES.values(w.split) if v != city])
+        other = w.other(CITIES, city)
         flight, _ = _booked_flight(w, city, day)
         _booked_flight(w, other, w.rng.randint(2, 15))
         _flight(w, flight["origin"], city, flight["date"], w.money(60, 300))  # not booked

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from devices.suite.diff import Add, Allow, Remove, Update
+from devices.suite.diff import Add, Remove, Update
 from devices.suite.templates._vocab import (
     ALBUMS3,
     CITIES,
@@ -18,20 +18,23 @@ from devices.suite.templates._vocab import (
     TOPICS3,
 )
 from devices.suite.templates._world import (
+    CART,
     RELATIONS,
+    STOCK,
     World,
     WorldTemplate,
+    balance_of,
     call,
     find_rows,
     finish,
+    last_order,
     lookup,
+    note_titled,
     one,
+    person_by_relation,
 )
 
 __all__ = ["TEMPLATES"]
-
-STOCK = Allow("shopping", "products", kinds=("changed",), fields=("stock",))
-CART = Allow("shopping", "cart")
 
 
 class TrashOlderTopicEmails(WorldTemplate):
@@ -47,12 +50,9 @@ class TrashOlderTopicEmails(WorldTemplate):
         rows = []
         for day in w.rng.sample(range(1, 20), w.rng.randint(3, 4)):
             person = w.contact()
-            rows.append(w.add("email", "emails", "em", folder="inbox", sender=person["email"], to=["me@example.com"],
-                              subject=f"Re: the {topic}", body=f"More on the {topic}.",
-                              received_at=f"{w.day(-day)}T10:00", read=True, starred=False))
-        w.add("email", "emails", "em", folder="inbox", sender="x@mail.example", to=["me@example.com"],
-              subject=f"Re: the {other}", body="Unrelated.", received_at=f"{w.day(-30)}T10:00", read=True,
-              starred=False)
+            rows.append(w.email(person["email"], f"Re: the {topic}", f"More on the {topic}.", f"{w.day(-day)}T10:00",
+                                read=True))
+        w.email("x@mail.example", f"Re: the {other}", "Unrelated.", f"{w.day(-30)}T10:00", read=True)
         rows.sort(key=lambda r: r["received_at"])
         return {"topic": topic, "_bin": [r["id"] for r in rows[:-1]]}
 
@@ -76,9 +76,9 @@ class RenameAndPrunePlaylists(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         old, new, *empty = w.draw(TOPICS3, 4)
-        track = w.add("music", "tracks", "tk", title="Filler", artist="Various", album="Mix", minutes=3, liked=False)
-        keep = w.add("music", "playlists", "pls", name=old.title(), track_ids=[track["id"]])
-        gone = [w.add("music", "playlists", "pls", name=n.title(), track_ids=[]) for n in empty]
+        track = w.track("Filler", "Various", "Mix", 3)
+        keep = w.playlist(old.title(), [track["id"]])
+        gone = [w.playlist(n.title(), []) for n in empty]
         return {"old": old.title(), "new": new.title(), "_keep": keep["id"], "_gone": [g["id"] for g in gone]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -107,7 +107,7 @@ class CancelTimerFor(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         thing, minutes = w.nth(DISHES, range(5, 95, 10))
-        others = w.pick([d for d in DISHES.values(w.split) if d != thing], 2)
+        others = w.other(DISHES, thing, 2)
         rows = {d: w.add("clock", "timers", "tm", seconds=(minutes if d == thing else w.rng.randint(3, 90)) * 60,
                          label=d.lower()) for d in (thing, *others)}
         return {"thing": thing.lower(), "_id": rows[thing]["id"], "_minutes": minutes}
@@ -133,7 +133,7 @@ class DeleteOffAlarms(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         label, n_off, kept_at = w.nth(TOPICS3, (1, 2, 3), ("06:10", "06:40"))
-        others = w.pick([v for v in TOPICS3.values(w.split) if v != label], n_off + 1)
+        others = w.other(TOPICS3, label, n_off + 1)
         w.add("clock", "alarms", "al", time=kept_at, label=label.title(), enabled=False, days=[])
         for i, name in enumerate(others):
             w.add("clock", "alarms", "al", time=f"0{5 + i}:{w.pick(['05', '25', '55'])}", label=name.title(),
@@ -162,11 +162,9 @@ class PinNoteDropOld(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         topic, other = w.draw(TOPICS3, 2)
         folder = w.pick(["Personal", "Work", "Ideas"])
-        keep = w.add("notes", "notes", "nt", title=topic.capitalize(), body="Current.", folder=folder, pinned=False)
-        old = w.add("notes", "notes", "nt", title=f"{topic.capitalize()} (old copy)", body="Outdated.",
-                    folder=folder, pinned=False)
-        w.add("notes", "notes", "nt", title=f"{other.capitalize()} (old copy)", body="Outdated.", folder=folder,
-              pinned=False)
+        keep = w.note(topic.capitalize(), "Current.", folder)
+        old = w.note(f"{topic.capitalize()} (old copy)", "Outdated.", folder)
+        w.note(f"{other.capitalize()} (old copy)", "Outdated.", folder)
         return {"topic": topic.capitalize(), "_keep": keep["id"], "_old": old["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -190,8 +188,7 @@ class ClearSavedList(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         listname, other = (n.title() for n in w.draw(TOPICS3, 2))
-        places = [w.add("maps", "places", "pl", name=n, category="place", address="2 Dock Rd", rating=4.0)
-                  for n in w.draw(PLACES3, 3)]
+        places = [w.place(n, "2 Dock Rd", 4.0) for n in w.draw(PLACES3, 3)]
         gone = [w.add("maps", "saved", "sv", place_id=pl["id"], list=listname)["id"]
                 for pl in places[:w.rng.randint(1, 3)]]
         w.add("maps", "saved", "sv", place_id=places[0]["id"], list=other)
@@ -220,13 +217,12 @@ class TrimCartAndOrder(WorldTemplate):
         keep, drop = [], []
         for name in w.draw(PRODUCTS3, 4):
             price = w.money(5, cap - 1) if len(keep) < 2 else w.money(cap + 1, 80)
-            row = w.add("shopping", "products", "pr", name=name.title(), category="misc", price=price, stock=20)
+            row = w.product(name.title(), price, 20)
             qty = w.rng.randint(1, 2)
             w.add("shopping", "cart", "ci", product_id=row["id"], quantity=qty)
             (keep if price <= cap else drop).append({"product_id": row["id"], "quantity": qty})
         street = f"{w.rng.randint(1, 99)} {w.pick(['Harbor', 'Orchard', 'Ferry'])} Lane"
-        w.add("shopping", "orders", "or", items=[], total=3.0, address=street, status="delivered",
-              placed_at=w.day(-6))
+        w.order([], 3.0, street, w.day(-6))
         return {"cap": cap, "_items": keep, "_address": street}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -235,13 +231,13 @@ class TrimCartAndOrder(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         cart = yield from lookup(observe, call("shopping.view_cart"))
         orders = yield from lookup(observe, call("shopping.list_orders"))
-        dated = sorted((r for r in find_rows(orders) if r.get("placed_at")), key=lambda r: r["placed_at"])
-        if not cart or not dated:
+        last = last_order(orders)
+        if not cart or not last:
             return
         for line in cart["items"]:
             if line["price"] > p["cap"]:
                 yield call("shopping.remove_from_cart", product_id=line["product_id"])
-        yield call("shopping.checkout", address=dated[-1]["address"])
+        yield call("shopping.checkout", address=last["address"])
 
 
 class DeleteTextsFromRelation(WorldTemplate):
@@ -253,26 +249,20 @@ class DeleteTextsFromRelation(WorldTemplate):
     goal_template = "Delete the texts my {relation} sent me about the {topic}; keep the rest."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         topic, other = w.draw(TOPICS3, 2)
         gone = []
         for i in range(w.rng.randint(2, 3)):
-            gone.append(w.add("messages", "messages", "msg", contact=target["name"], phone=target["phone"],
-                              direction="in", body=f"About the {topic}, part {i + 1}",
-                              sent_at=f"{w.day(-i)}T09:0{i}", read=True)["id"])
-        w.add("messages", "messages", "msg", contact=target["name"], phone=target["phone"], direction="in",
-              body=f"About the {other}", sent_at=f"{w.day(-1)}T10:00", read=True)
-        w.add("messages", "messages", "msg", contact=everyone[1]["name"], phone=everyone[1]["phone"],
-              direction="in", body=f"About the {topic}", sent_at=f"{w.day(-1)}T11:00", read=True)
+            gone.append(w.text(target, f"About the {topic}, part {i + 1}", f"{w.day(-i)}T09:0{i}", read=True)["id"])
+        w.text(target, f"About the {other}", f"{w.day(-1)}T10:00", read=True)
+        w.text(everyone[1], f"About the {topic}", f"{w.day(-1)}T11:00", read=True)
         return {"relation": relation, "topic": topic, "_gone": gone}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Remove("messages", "messages", i) for i in p["_gone"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         texts = yield from lookup(observe, call("messages.list", contact=person["name"]))
@@ -301,7 +291,7 @@ class NewPayeeFromRichest(WorldTemplate):
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("bank", "payees", {"name": p["company"], "iban": p["iban"]}),
                 Add("bank", "payments", {"from_account": p["_from"], "amount": p["amount"]}),
-                Allow("bank", "accounts", ids=(p["_from"],), kinds=("changed",), fields=("balance",))]
+                balance_of(p["_from"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         payee = yield from lookup(observe, call("bank.add_payee", name=p["company"], iban=p["iban"]))
@@ -362,8 +352,7 @@ class UntagAlbum(WorldTemplate):
             where = album if i < 4 else elsewhere
             tags = [tag, other] if i in (0, 1) else [tag] if i in (2, 4) else [other]
             name = f"IMG_{w.rng.randint(1000, 9999)}.jpg"
-            row = w.add("files", "files", "f", path=f"/sdcard/{where}/{name}", name=name, kind="photo", album=where,
-                        tags=tags, size_kb=900, created_at=f"{w.day(-i - 1)}T09:00")
+            row = w.photo(name, where, tags, 900, f"{w.day(-i - 1)}T09:00")
             if where == album and tag in tags:
                 ids.append([row["id"], [t for t in tags if t != tag]])
         return {"tag": tag, "album": album, "_left": ids}
@@ -393,15 +382,11 @@ class AcknowledgeCompanyEmails(WorldTemplate):
         domain, elsewhere = (f"{c.split()[0].lower()}.example" for c in (company, other))
         mine = []
         for i in range(w.rng.randint(2, 3)):
-            row = w.add("email", "emails", "em", folder="inbox", sender=f"team{i}@{domain}", to=["me@example.com"],
-                        subject=f"{company} update {i + 1}", body="Please confirm.",
-                        received_at=f"{w.day(-i)}T08:{10 + i}", read=False, starred=False)
+            row = w.email(f"team{i}@{domain}", f"{company} update {i + 1}", "Please confirm.",
+                          f"{w.day(-i)}T08:{10 + i}")
             mine.append([row["id"], row["sender"]])
-        w.add("email", "emails", "em", folder="inbox", sender=f"old@{domain}", to=["me@example.com"],
-              subject=f"{company} archive", body="Old.", received_at=f"{w.day(-9)}T08:00", read=True, starred=False)
-        w.add("email", "emails", "em", folder="inbox", sender=f"news@{elsewhere}", to=["me@example.com"],
-              subject=f"{other} update", body="Please confirm.", received_at=f"{w.day(-1)}T09:00", read=False,
-              starred=False)
+        w.email(f"old@{domain}", f"{company} archive", "Old.", f"{w.day(-9)}T08:00", read=True)
+        w.email(f"news@{elsewhere}", f"{other} update", "Please confirm.", f"{w.day(-1)}T09:00")
         return {"company": company, "phrase": phrase, "_mine": mine}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -429,18 +414,15 @@ class ReadTextsFromRelation(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, n = w.nth(RELATIONS, (2, 3))
         target, everyone = w.people(relation)
-        ids = [w.add("messages", "messages", "msg", contact=target["name"], phone=target["phone"], direction="in",
-                     body=f"Message {i + 1}", sent_at=f"{w.day(-i)}T12:0{i}", read=False)["id"] for i in range(n)]
-        w.add("messages", "messages", "msg", contact=everyone[1]["name"], phone=everyone[1]["phone"], direction="in",
-              body="From a namesake", sent_at=f"{w.day(-1)}T13:00", read=False)
+        ids = [w.text(target, f"Message {i + 1}", f"{w.day(-i)}T12:0{i}")["id"] for i in range(n)]
+        w.text(everyone[1], "From a namesake", f"{w.day(-1)}T13:00")
         return {"relation": relation, "_ids": ids}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Update("messages", "messages", i, {"read": True}) for i in p["_ids"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
         texts = yield from lookup(observe, call("messages.list", contact=person["name"], unread=True))
@@ -462,9 +444,8 @@ class DraftNoteToRelation(WorldTemplate):
         relation, topic = w.nth(RELATIONS, TOPICS3)
         target, _ = w.people(relation)
         body = f"Items: {', '.join(w.draw(PRODUCTS3, 2))}"
-        w.add("notes", "notes", "nt", title=topic.capitalize(), body=body, folder="Personal", pinned=False)
-        w.add("notes", "notes", "nt", title=f"{topic.capitalize()} ideas", body="Later.", folder="Personal",
-              pinned=False)
+        w.note(topic.capitalize(), body)
+        w.note(f"{topic.capitalize()} ideas", "Later.")
         return {"relation": relation, "topic": topic.capitalize(), "_email": target["email"], "_body": body}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -472,10 +453,8 @@ class DraftNoteToRelation(WorldTemplate):
                                         "body": p["_body"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        people = yield from lookup(observe, call("contacts.search", query=p["relation"]))
-        person = one(people, relation=p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        person = yield from person_by_relation(observe, p["relation"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("email.draft", to=[person["email"]], subject=note["title"], body=note["body"])
 
@@ -496,8 +475,7 @@ class DeleteAlbumScreenshots(WorldTemplate):
             where = album if i < n + 2 else other
             shot = i < n or i == n + 2
             name = f"Screenshot_{w.rng.randint(1000, 9999)}.png" if shot else f"IMG_{w.rng.randint(1000, 9999)}.jpg"
-            row = w.add("files", "files", "f", path=f"/sdcard/{where}/{name}", name=name, kind="photo", album=where,
-                        tags=[], size_kb=300, created_at=f"{w.day(-i - 1)}T09:00")
+            row = w.photo(name, where, [], 300, f"{w.day(-i - 1)}T09:00")
             if shot and where == album:
                 ids.append(row["id"])
         return {"album": album, "_ids": ids}
@@ -524,8 +502,8 @@ class PaidToPayee(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         company, other = w.draw(COMPANIES3, 2)
         account = w.add("bank", "accounts", "ac", name="Bills", number="•••• 4242", balance=900.0, currency="USD")
-        payee = w.add("bank", "payees", "py", name=company, iban=f"FR{w.rng.randrange(10 ** 20):020d}")
-        decoy = w.add("bank", "payees", "py", name=other, iban=f"FR{w.rng.randrange(10 ** 20):020d}")
+        payee = w.payee(company, f"FR{w.rng.randrange(10 ** 20):020d}")
+        decoy = w.payee(other, f"FR{w.rng.randrange(10 ** 20):020d}")
         total = 0.0
         for i in range(w.rng.randint(2, 4)):
             amount = w.money(10, 200)

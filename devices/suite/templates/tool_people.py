@@ -9,52 +9,44 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from devices.suite.diff import Add, Allow, AnswerIs, Remove, Update
+from devices.suite.diff import Add, AnswerIs, Remove, Update
 from devices.suite.templates._vocab import PHRASES3, PLACES3, TAGS3, TITLES3, TOPICS3
 from devices.suite.templates._world import (
     DURATIONS,
+    EMAIL_READ,
     RELATIONS,
+    TEXT_READ,
     World,
     WorldTemplate,
     call,
+    earliest_from,
     find_rows,
     finish,
+    latest,
     lookup,
-    next_weekday_from,
+    note_titled,
     now_of,
     one,
+    person_by_relation,
     shift,
+    weekday_date,
     weekday_name,
 )
 
 __all__ = ["TEMPLATES"]
 
-# Reading an email or a text flips its `read` flag: an allowed side effect, never a sub-goal.
-EMAIL_READ = Allow("email", "emails", kinds=("changed",), fields=("read",))
-TEXT_READ = Allow("messages", "messages", kinds=("changed",), fields=("read",))
-
-
-def _relative(w: World) -> str:
-    """The date of a weekday 1..7 days ahead."""
-    return w.next_weekday(w.rng.randrange(7))
-
-
 def _event(w: World, title: str, date: str, hour: int, minutes: int = 60, **extra: Any) -> dict[str, Any]:
     start = f"{date}T{hour:02d}:{w.pick(['00', '15', '30', '45'])}"
-    fields = {"title": title, "start": start, "end": shift(start, minutes), "location": "",
-              "attendees": [], "notes": "", **extra}
-    return w.add("calendar", "events", "ev", **fields)
+    return w.event(title, start, shift(start, minutes), **extra)
 
 
-def _find_person(observe: Any, relation: str) -> Any:
-    rows = yield from lookup(observe, call("contacts.search", query=relation))
-    return one(rows, relation=relation)
-
-
-def _upcoming(rows: Any, now: Any) -> dict[str, Any] | None:
-    stamp = now.strftime("%Y-%m-%dT%H:%M")
-    future = sorted((r for r in find_rows(rows) if r["start"] >= stamp), key=lambda r: r["start"])
-    return future[0] if future else None
+def _next_event_with(observe: Any, relation: str) -> Any:
+    """The contact with `relation`, then the first of their events not yet started (None if either is missing)."""
+    person = yield from person_by_relation(observe, relation)
+    if not person:
+        return None
+    rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
+    return earliest_from(rows, "start", now_of(observe).strftime("%Y-%m-%dT%H:%M"))
 
 
 class TextRelation(WorldTemplate):
@@ -66,13 +58,10 @@ class TextRelation(WorldTemplate):
     goal_template = "Text my {relation} the address of {place}."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         place, other = w.draw(PLACES3, 2)
-        row = w.add("maps", "places", "pl", name=place, category="place", address=f"{w.rng.randint(2, 300)} Canal St",
-                    rating=4.1)
-        w.add("maps", "places", "pl", name=other, category="place", address=f"{w.rng.randint(2, 300)} Canal St",
-              rating=4.4)
+        row = w.place(place, f"{w.rng.randint(2, 300)} Canal St", 4.1)
+        w.place(other, f"{w.rng.randint(2, 300)} Canal St", 4.4)
         return {"relation": relation, "place": place, "_phone": target["phone"], "_address": row["address"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -80,7 +69,7 @@ class TextRelation(WorldTemplate):
                                              "body": ("~", p["_address"])})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         places = yield from lookup(observe, call("maps.search_places", query=p["place"]))
         place = one(places, name=p["place"])
         if person and place:
@@ -96,8 +85,7 @@ class StarRelation(WorldTemplate):
     goal_template = "Make my {relation} my only starred contact."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation, 4)
+        relation, target, everyone = w.related(4)
         for person in everyone[1:3]:
             person["starred"] = True
         return {"relation": relation, "_id": target["id"]}
@@ -108,7 +96,7 @@ class StarRelation(WorldTemplate):
                 *(Update("contacts", "contacts", i, {"starred": False}) for i in starred)]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         starred = yield from lookup(observe, call("contacts.list", starred=True))
         if person and starred is not None:
             yield call("contacts.star", id=person["id"], starred=True)
@@ -126,8 +114,7 @@ class NewNumberRelation(WorldTemplate):
                      "\"{phrase}\" on it.")
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         return {"relation": relation, "new_phone": w.phone(), "phrase": w.draw(PHRASES3), "_id": target["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -135,7 +122,7 @@ class NewNumberRelation(WorldTemplate):
                 Add("messages", "messages", {"phone": p["new_phone"], "direction": "out", "body": p["phrase"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("contacts.update", id=person["id"], phone=p["new_phone"])
             yield call("messages.send", contact=person["name"], body=p["phrase"])
@@ -159,7 +146,7 @@ class ForgetRelation(WorldTemplate):
         return [Remove("contacts", "contacts", p["_id"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("contacts.delete", id=person["id"])
 
@@ -174,12 +161,11 @@ class EmailRelation(WorldTemplate):
                      "subject.")
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         topic = w.draw(TOPICS3).capitalize()
         body = f"{w.draw(PHRASES3)}; {w.draw(PHRASES3)}"
-        w.add("notes", "notes", "nt", title=topic, body=body, folder="Personal", pinned=False)
-        w.add("notes", "notes", "nt", title=f"{topic} draft", body=w.draw(PHRASES3), folder="Personal", pinned=False)
+        w.note(topic, body)
+        w.note(f"{topic} draft", w.draw(PHRASES3))
         return {"relation": relation, "topic": topic, "_email": target["email"], "_body": body}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -187,17 +173,14 @@ class EmailRelation(WorldTemplate):
                                         "body": p["_body"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        notes = yield from lookup(observe, call("notes.search", query=p["topic"]))
-        note = one(notes, title=p["topic"])
+        person = yield from person_by_relation(observe, p["relation"])
+        note = yield from note_titled(observe, p["topic"])
         if person and note:
             yield call("email.send", to=[person["email"]], subject=note["title"], body=note["body"])
 
 
 def _inbox(w: World, sender: str, subject: str, body: str, day: int) -> dict[str, Any]:
-    return w.add("email", "emails", "em", folder="inbox", sender=sender, to=["me@example.com"],
-                 subject=subject, body=body, received_at=f"{w.day(day)}T09:{w.rng.randrange(60):02d}",
-                 read=False, starred=False)
+    return w.email(sender, subject, body, f"{w.day(day)}T09:{w.rng.randrange(60):02d}")
 
 
 class ReplyAboutTopic(WorldTemplate):
@@ -213,9 +196,8 @@ class ReplyAboutTopic(WorldTemplate):
         a, b = w.contact(), w.contact()
         target = _inbox(w, a["email"], f"About the {topic}", f"Can we go over the {topic}?", -1)
         _inbox(w, b["email"], f"About the {other}", f"Notes on the {other}.", -2)
-        w.add("email", "emails", "em", folder="sent", sender="me@example.com", to=[b["email"]],
-              subject=f"The {topic}", body=f"Sent you the {topic}.", received_at=f"{w.day(-3)}T10:00",
-              read=True, starred=False)
+        w.email("me@example.com", f"The {topic}", f"Sent you the {topic}.", f"{w.day(-3)}T10:00", folder="sent",
+                to=[b["email"]], read=True)
         return {"topic": topic, "phrase": w.draw(PHRASES3), "_to": target["sender"], "_id": target["id"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -275,9 +257,8 @@ class ReplyLastText(WorldTemplate):
         topic = w.draw(TOPICS3)
         a, b, c = w.contact(), w.contact(), w.contact()
         for person, day, direction in ((a, -1, "in"), (b, -4, "in"), (c, 0, "out")):
-            w.add("messages", "messages", "msg", contact=person["name"], phone=person["phone"],
-                  direction=direction, body=f"What about the {topic}?",
-                  sent_at=f"{w.day(day)}T07:{w.rng.randrange(60):02d}", read=direction == "out")
+            w.text(person, f"What about the {topic}?", f"{w.day(day)}T07:{w.rng.randrange(60):02d}",
+                   read=direction == "out", direction=direction)
         return {"topic": topic, "phrase": w.draw(PHRASES3), "_phone": a["phone"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -286,9 +267,9 @@ class ReplyLastText(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("messages.search", query=p["topic"]))
-        incoming = sorted(find_rows(rows, direction="in"), key=lambda r: r["sent_at"])
-        if incoming:
-            yield call("messages.send", phone=incoming[-1]["phone"], body=p["phrase"])
+        last = latest(rows, "sent_at", direction="in")
+        if last:
+            yield call("messages.send", phone=last["phone"], body=p["phrase"])
 
 
 class UnreadFromRelation(WorldTemplate):
@@ -304,16 +285,14 @@ class UnreadFromRelation(WorldTemplate):
         relation, n = w.nth(RELATIONS, (1, 2, 3, 4))
         target, everyone = w.people(relation)
         for i, person in enumerate([target] * (n + 2) + everyone[1:]):
-            w.add("messages", "messages", "msg", contact=person["name"], phone=person["phone"], direction="in",
-                  body=w.draw(PHRASES3), sent_at=f"{w.day(-i % 5)}T0{i % 9}:1{i % 6}",
-                  read=person is target and i >= n)
+            w.text(person, w.draw(PHRASES3), f"{w.day(-i % 5)}T0{i % 9}:1{i % 6}", read=person is target and i >= n)
         return {"relation": relation, "_count": n, "_name": target["name"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [AnswerIs(p["_count"]), TEXT_READ]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if person:
             rows = yield from lookup(observe, call("messages.list", contact=person["name"], unread=True))
             if rows is not None:
@@ -332,8 +311,8 @@ class NextMeetingPlace(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, answer = w.nth(RELATIONS, PLACES3)
         target, everyone = w.people(relation)
-        places = [w.pick([v for v in PLACES3.values(w.split) if v != answer]), answer,
-                  w.pick([v for v in PLACES3.values(w.split) if v != answer])]
+        places = [w.other(PLACES3, answer), answer,
+                  w.other(PLACES3, answer)]
         _event(w, w.draw(TITLES3), w.day(-2), 10, location=places[0], attendees=[target["name"]])
         nxt = _event(w, w.draw(TITLES3), w.day(2), 12, location=places[1], attendees=[target["name"]])
         _event(w, w.draw(TITLES3), w.day(9), 15, location=places[2], attendees=[target["name"]])
@@ -344,12 +323,9 @@ class NextMeetingPlace(WorldTemplate):
         return [AnswerIs(p["_place"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        if person:
-            rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
-            event = _upcoming(rows, now_of(observe))
-            if event:
-                yield finish(event["location"])
+        event = yield from _next_event_with(observe, p["relation"])
+        if event:
+            yield finish(event["location"])
 
 
 class CancelNextWithRelation(WorldTemplate):
@@ -361,8 +337,7 @@ class CancelNextWithRelation(WorldTemplate):
     goal_template = "Cancel my next appointment with my {relation}."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         title = w.draw(TITLES3)
         _event(w, title, w.day(-3), 11, attendees=[target["name"]])
         nxt = _event(w, title, w.day(3), 11, attendees=[target["name"]])
@@ -374,12 +349,9 @@ class CancelNextWithRelation(WorldTemplate):
         return [Remove("calendar", "events", p["_id"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        if person:
-            rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
-            event = _upcoming(rows, now_of(observe))
-            if event:
-                yield call("calendar.delete_event", id=event["id"])
+        event = yield from _next_event_with(observe, p["relation"])
+        if event:
+            yield call("calendar.delete_event", id=event["id"])
 
 
 class InviteRelation(WorldTemplate):
@@ -391,10 +363,9 @@ class InviteRelation(WorldTemplate):
     goal_template = "Add my {relation} to the attendees of my {title} on {weekday}."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, everyone = w.people(relation)
+        relation, target, everyone = w.related()
         title = w.draw(TITLES3)
-        date = _relative(w)
+        date = w.some_weekday()
         mine = _event(w, title, date, 10, attendees=[everyone[2]["name"]])
         _event(w, title, w.day(1 if date > w.day(3) else 8), 10, attendees=[])
         return {"relation": relation, "title": title, "weekday": weekday_name(date), "_id": mine["id"],
@@ -404,8 +375,8 @@ class InviteRelation(WorldTemplate):
         return [Update("calendar", "events", p["_id"], {"attendees": p["_attendees"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        date = next_weekday_from(now_of(observe), _weekday_index(p["weekday"]))
+        person = yield from person_by_relation(observe, p["relation"])
+        date = weekday_date(observe, p["weekday"])
         rows = yield from lookup(observe, call("calendar.list_events", date=date))
         event = one(rows, title=p["title"])
         if person and event:
@@ -413,8 +384,12 @@ class InviteRelation(WorldTemplate):
                        attendees=[*event["attendees"], person["name"]])
 
 
-def _weekday_index(name: str) -> int:
-    return ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday").index(name)
+def _titled_event_on(observe: Any, title: str, weekday: str) -> Any:
+    """The one event called `title` on the next `weekday` (None unless exactly one)."""
+    date = weekday_date(observe, weekday)
+    rows = yield from lookup(observe, call("calendar.search", query=title))
+    hits = [r for r in find_rows(rows, title=title) if r["start"].startswith(date)]
+    return hits[0] if len(hits) == 1 else None
 
 
 class EventPlaceOnDay(WorldTemplate):
@@ -429,7 +404,7 @@ class EventPlaceOnDay(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         title, a, k = w.nth(TITLES3, PLACES3, range(7))
         date = w.next_weekday(k)
-        b, c = w.pick([v for v in PLACES3.values(w.split) if v != a], 2)
+        b, c = w.other(PLACES3, a, 2)
         target = _event(w, title, date, 14, location=a)
         _event(w, title, (w.now.replace(day=1)).strftime("%Y-%m-%d"), 14, location=b)
         _event(w, f"{title} prep", date, 9, location=c)
@@ -439,11 +414,9 @@ class EventPlaceOnDay(WorldTemplate):
         return [AnswerIs(p["_place"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = next_weekday_from(now_of(observe), _weekday_index(p["weekday"]))
-        rows = yield from lookup(observe, call("calendar.search", query=p["title"]))
-        hits = [r for r in find_rows(rows, title=p["title"]) if r["start"].startswith(date)]
-        if len(hits) == 1:
-            yield finish(hits[0]["location"])
+        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        if event:
+            yield finish(event["location"])
 
 
 class CountEventsOnDay(WorldTemplate):
@@ -490,7 +463,7 @@ class MoveEventLater(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         title = w.draw(TITLES3)
-        date = _relative(w)
+        date = w.some_weekday()
         duration = w.pick(list(DURATIONS))
         who, other = w.contact(), w.contact()
         target = _event(w, title, date, 10, attendees=[who["name"]])
@@ -505,14 +478,12 @@ class MoveEventLater(WorldTemplate):
                 Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": p["phrase"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = next_weekday_from(now_of(observe), _weekday_index(p["weekday"]))
-        rows = yield from lookup(observe, call("calendar.search", query=p["title"]))
-        hits = [r for r in find_rows(rows, title=p["title"]) if r["start"].startswith(date)]
-        if len(hits) == 1:
+        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        if event:
             minutes = DURATIONS[p["duration"]]
-            yield call("calendar.update_event", id=hits[0]["id"], start=shift(hits[0]["start"], minutes),
-                       end=shift(hits[0]["end"], minutes))
-            for person in hits[0]["attendees"]:
+            yield call("calendar.update_event", id=event["id"], start=shift(event["start"], minutes),
+                       end=shift(event["end"], minutes))
+            for person in event["attendees"]:
                 yield call("messages.send", contact=person, body=p["phrase"])
 
 
@@ -527,8 +498,7 @@ class SlotOnEventDay(WorldTemplate):
 
     def build(self, w: World) -> dict[str, Any]:
         title, new_title, busy = w.draw(TITLES3, 3)
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         date = w.day(w.rng.randint(2, 9))
         _event(w, title, date, 8, minutes=w.pick([60, 90, 120]))
         _event(w, busy, date, 11)
@@ -555,7 +525,7 @@ class SlotOnEventDay(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("calendar.search", query=p["title"]))
         event = one(rows, title=p["title"])
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         if event and person:
             slot = yield from lookup(observe, call("calendar.find_free_slot", date=event["start"][:10],
                                                    duration_min=DURATIONS[p["duration"]]))
@@ -573,20 +543,18 @@ class SharePhotoRelation(WorldTemplate):
     goal_template = "Send my {relation} the photo I tagged '{tag}'."
 
     def build(self, w: World) -> dict[str, Any]:
-        relation = w.pick(RELATIONS)
-        target, _ = w.people(relation)
+        relation, target, _ = w.related()
         tag, other = w.draw(TAGS3, 2)
         names = [f"IMG_{w.rng.randint(2000, 9999)}.jpg" for _ in range(3)]
         for name, tags in zip(names, ([tag], [other], []), strict=True):
-            w.add("files", "files", "f", path=f"/sdcard/Camera/{name}", name=name, kind="photo", album="Camera",
-                  tags=tags, size_kb=w.rng.randint(900, 4000), created_at=f"{w.day(-2)}T12:00")
+            w.photo(name, "Camera", tags, w.rng.randint(900, 4000), f"{w.day(-2)}T12:00")
         return {"relation": relation, "tag": tag, "_phone": target["phone"], "_file": names[0]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
         return [Add("messages", "messages", {"phone": p["_phone"], "body": f"[file] {p['_file']}"})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
+        person = yield from person_by_relation(observe, p["relation"])
         rows = yield from lookup(observe, call("files.search", query=p["tag"], kind="photo"))
         photos = [r for r in find_rows(rows) if p["tag"] in r["tags"]]
         if person and len(photos) == 1:
@@ -616,12 +584,9 @@ class AlarmBeforeMeeting(WorldTemplate):
         return [Add("clock", "alarms", {"time": p["_time"], "enabled": True})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        if person:
-            rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
-            event = _upcoming(rows, now_of(observe))
-            if event:
-                yield call("clock.set_alarm", time=shift(event["start"][11:], -DURATIONS[p["duration"]]))
+        event = yield from _next_event_with(observe, p["relation"])
+        if event:
+            yield call("clock.set_alarm", time=shift(event["start"][11:], -DURATIONS[p["duration"]]))
 
 
 class DirectionsToMeeting(WorldTemplate):
@@ -635,10 +600,9 @@ class DirectionsToMeeting(WorldTemplate):
     def build(self, w: World) -> dict[str, Any]:
         relation, answer = w.nth(RELATIONS, PLACES3)
         target, _ = w.people(relation)
-        places = [answer, w.pick([v for v in PLACES3.values(w.split) if v != answer])]
+        places = [answer, w.other(PLACES3, answer)]
         for name in places:
-            w.add("maps", "places", "pl", name=name, category="place", address=f"{w.rng.randint(1, 99)} High St",
-                  rating=4.2)
+            w.place(name, f"{w.rng.randint(1, 99)} High St", 4.2)
         _event(w, w.draw(TITLES3), w.day(-1), 9, location=places[1], attendees=[target["name"]])
         _event(w, w.draw(TITLES3), w.day(2), 11, location=places[0], attendees=[target["name"]])
         return {"relation": relation, "_place": places[0]}
@@ -647,12 +611,9 @@ class DirectionsToMeeting(WorldTemplate):
         return [Add("maps", "trips", {"destination": p["_place"], "mode": "walk"})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        person = yield from _find_person(observe, p["relation"])
-        if person:
-            rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
-            event = _upcoming(rows, now_of(observe))
-            if event:
-                yield call("maps.navigate", destination=event["location"], mode="walk")
+        event = yield from _next_event_with(observe, p["relation"])
+        if event:
+            yield call("maps.navigate", destination=event["location"], mode="walk")
 
 
 TEMPLATES = [TextRelation, StarRelation, NewNumberRelation, ForgetRelation, EmailRelation, ReplyAboutTopic,

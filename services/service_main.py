@@ -1,0 +1,46 @@
+"""The start-up the broker-backed services' `python -m` entry points share.
+
+`run_service(load_settings, run)` configures logging, loads the service's settings (a bad value
+exits with the one sentence naming the variable), finds the bus (KAFKA_BOOTSTRAP_SERVERS, the
+recorded local broker, or a local broker started for this run), and calls
+`run(settings, bootstrap, stop)` with a stop flag that Ctrl-C and SIGTERM set. A broker it
+started is stopped when `run` returns or raises.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from schemas.settings import SettingsError
+from streams.broker import ensure_broker
+from streams.settings import BusSettings
+
+__all__ = ["LOG_FORMAT", "run_service"]
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+def run_service(load_settings: Callable[[], S], run: Callable[[S, str, threading.Event], R]) -> R:
+    """Runs a service loop until it returns (after Ctrl-C or SIGTERM); returns what it returned."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        sys.exit(f"error: {error}")
+    bootstrap, started = ensure_broker(BusSettings())
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        return run(settings, bootstrap, stop)
+    finally:
+        if started is not None:
+            started.stop()
