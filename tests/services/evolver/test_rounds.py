@@ -66,8 +66,11 @@ def test_rounds_show_each_sides_contribution_and_the_promotion(tmp_path: Path) -
     assert promotion.generation == 1 and promotion.dev_delta and promotion.dev_delta > 0
     assert promotion.motivated_by == [f"fail-skill_misroute-text_relative-{i}" for i in range(2, 6)]
     assert registry.current() == promotion.harness == report.rows[-1].harness
-    assert [e.type for e in emitted] == ["harness.proposed", "harness.evaluated",
-                                         "harness.evaluated", "harness.promoted"]
+    # the failure traces go out first (the archive holds what promotions name), then the gate
+    assert [e.type for e in emitted] == ["failure.traced"] * 4 + [
+        "harness.proposed", "harness.evaluated", "harness.evaluated", "harness.promoted"]
+    assert [e.event_id for e in emitted[:4]] == promotion.motivated_by
+    assert report.failures == {1: 4, 2: 0}
     table = report.table()
     assert [c.header for c in table.columns][2:6] == ["before", "model alone", "harness alone",
                                                       "both"]
