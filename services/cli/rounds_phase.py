@@ -52,9 +52,11 @@ class HarnessRoundConfig:
     max_steps: int = 4
     max_new_tokens: int = 96
     seed: int = 0
+    names: tuple[str, ...] = ()  # these templates instead of `templates` sampled ones
 
     def describe(self) -> str:
-        return (f"{self.templates} template(s) × {self.n_per_template} instance(s) per split, "
+        count = len(self.names) if self.names else self.templates or "every"
+        return (f"{count} template(s) × {self.n_per_template} instance(s) per split, "
                 f"≤ {self.max_steps} steps per episode, ≤ {self.max_proposals} gated "
                 f"proposal(s) per generation")
 
@@ -78,13 +80,17 @@ class CheckpointModel:
     name: str
     path: Path
     max_new_tokens: int = 96
+    load: Callable[[Path], Any] | None = None  # default: trainer.policy.load_policy
     _policy: Any = field(default=None, repr=False)
 
     def policy(self) -> Any:
         if self._policy is None:
-            from trainer.policy import load_policy
+            if self.load is not None:
+                self._policy = self.load(self.path)
+            else:
+                from trainer.policy import load_policy
 
-            self._policy = load_policy(self.path, max_new_tokens=self.max_new_tokens)
+                self._policy = load_policy(self.path, max_new_tokens=self.max_new_tokens)
         return self._policy
 
     def release(self) -> None:
@@ -96,7 +102,10 @@ class HarnessRounds:
 
     def __init__(self, data_dir: Path, config: HarnessRoundConfig, *, run_id: str,
                  base_model: Path, emit: Callable[[Event], None] | None = None,
-                 console: Console | None = None) -> None:
+                 console: Console | None = None,
+                 load: Callable[[Path], Any] | None = None) -> None:
+        """`load` turns a checkpoint directory into a policy (default: trainer.policy's
+        load_policy); tests pass a scripted one."""
         from devices.suite.policies import OraclePolicy
         from services.evolver.registry import HarnessRegistry
         from services.evolver.rounds import Rounds, RoundsConfig
@@ -106,7 +115,9 @@ class HarnessRounds:
         self.console = console or Console(stderr=True)
         self.registry = HarnessRegistry.at_data_dir(data_dir)
         self.folder = Path(data_dir) / "rounds" / run_id
-        self.templates = round_templates(config.templates, config.seed)
+        self.load = load
+        self.templates = (sorted(config.names) if config.names
+                          else round_templates(config.templates, config.seed))
         self.started_from = self.registry.current_spec().to_json_dict()
         self.error: str | None = None
         self.seconds: dict[int, float] = {}
@@ -126,7 +137,7 @@ class HarnessRounds:
             templates=self.templates, run_id=run_id, max_steps=config.max_steps,
             demonstrations=OraclePolicy)
         self.previous = CheckpointModel(f"base:{Path(base_model).name}", Path(base_model),
-                                        config.max_new_tokens)
+                                        config.max_new_tokens, load)
 
     @property
     def report(self) -> Any:
@@ -139,7 +150,7 @@ class HarnessRounds:
             return
         generation = summary.generation
         new = CheckpointModel(summary.checkpoint_id, Path(summary.checkpoint_dir),
-                              self.config.max_new_tokens)
+                              self.config.max_new_tokens, self.load)
         self.console.print(f"[bold]generation {generation}[/bold]: harness round on "
                            f"{summary.checkpoint_id} in harness {self.rounds.spec['version'][:12]}"
                            f" ({self.config.describe()})", highlight=False)
@@ -170,8 +181,8 @@ class HarnessRounds:
     # ---- reporting ---------------------------------------------------------------------------
     def summary_rows(self) -> list[tuple[str, str]]:
         rows = [("harness rounds", (f"{self.config.describe()}; templates "
-                                   f"{', '.join(self.templates)}; skills distilled from the "
-                                   f"oracle's solved train episodes"))]
+                                    f"{', '.join(self.templates)}; skills distilled from the "
+                                    "oracle's solved train episodes"))]
         report = self.report
         for generation in sorted(report.failures):
             if not any(r.generation == generation for r in report.rows):
@@ -184,14 +195,14 @@ class HarnessRounds:
             outcomes = ", ".join(f"{d.proposal_id} {d.outcome}" for d in decided) or "none"
             rows.append((f"harness round {generation}",
                          (f"before / model alone / harness alone / both: {cells}; "
-                         f"{report.failures[generation]} failure traces; proposals: {outcomes}; "
-                         f"{self.seconds.get(generation, 0):.0f} s")))
+                          f"{report.failures[generation]} failure traces; proposals: "
+                          f"{outcomes}; {self.seconds.get(generation, 0):.0f} s")))
         current = self.registry.current()
         moved = current != self.started_from.get("version")
         rows.append(("harness now", f"{current} ({'promoted this run' if moved else 'unchanged'})"))
         if self.paths:
-            rows.append(("rounds table", (f"{self.paths['rounds']} (+ decisions, events, plot "
-                                         f"{self.paths.get('plot', '')})")))
+            rows.append(("rounds table", (f"{self.paths['rounds']} (+ decisions, events, "
+                                          f"plot {self.paths.get('plot', '')})")))
         if self.error is not None:
             rows.append(("[red]harness round failed[/]", self.error))
         return rows
