@@ -218,7 +218,15 @@ def _evolve_harness(state: EvolverState, model: M, generation: int, scored: Call
                     config: RoundsConfig, evolver: EvolverConfig,
                     report: RoundsReport[M], emit: Callable[[Event], None],
                     registry: HarnessRegistry | None) -> EvolverState:
-    """Proposes from this round's failures and gates each proposal with the new model."""
+    """Proposes from this round's failures and gates each proposal with the new model.
+
+    Event ids are scoped to the run: a proposal id is a content address (the same delta on the
+    same base), and another run making the same proposal from its own failures must not be
+    dropped by the archive as a repeat of this run's events."""
+
+    def scoped(event: Event) -> Event:
+        return event.model_copy(update={"event_id": derived_id(event.event_id, config.run_id)})
+
     tried = 0
     while tried < config.max_proposals:
         made = propose(state.spec, state.traces, state.successes, min_support=config.min_support,
@@ -228,18 +236,19 @@ def _evolve_harness(state: EvolverState, model: M, generation: int, scored: Call
         p = made[0]
         tried += 1
         proposal = HarnessProposed(
-            event_id=derived_id("harness.proposed", p.proposal_id), source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
+            event_id=derived_id("harness.proposed", config.run_id, p.proposal_id),
+            source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
             changes=list(p.changes), motivated_by=list(p.motivated_by), rationale=p.rationale,
             correlation_id=config.run_id)
         state, out = handle(state, proposal, evolver)
-        produced: list[Event] = [proposal, *out]
+        produced: list[Event] = [proposal, *map(scoped, out)]
         evaluated = evaluate_proposal(
             state.spec, proposal, lambda spec, split: scored(model, spec, split),
             suite_seed=config.suite_seed, tolerance=config.tolerance,
             resamples=config.resamples, source=evolver.source)
-        for event in evaluated:
+        for event in map(scoped, evaluated):
             state, out = handle(state, event, evolver)
-            produced += [event, *out]
+            produced += [event, *map(scoped, out)]
         for event in produced:
             emit(event)
             report.events.append(event)

@@ -148,3 +148,17 @@ def test_rounds_one_at_a_time_give_what_run_rounds_gives(tmp_path: Path) -> None
     assert rounds.spec["version"] == whole.spec["version"] != SPEC["version"]
     png = plot_rounds(rounds.report, tmp_path / "rounds.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_runs_making_the_same_proposal_publish_distinct_events() -> None:
+    """Proposal ids are content addresses; the archive drops repeated event ids, so each
+    run's harness events carry ids of their own (and keep their causal links)."""
+    reports = [run_rounds(Scripted("scripted-g0", 0), SPEC, train=train, collect=collect,
+                          score=score, config=RoundsConfig(generations=1, run_id=run))
+               for run in ("a", "b")]
+    harness = [[e for e in r.events if e.type.startswith("harness.")] for r in reports]
+    assert [e.proposal_id for e in harness[0]] == [e.proposal_id for e in harness[1]]  # type: ignore[attr-defined]
+    assert not {e.event_id for e in harness[0]} & {e.event_id for e in harness[1]}
+    for events in harness:
+        ids = {e.event_id for e in events}
+        assert all(e.causation_id in ids for e in events[1:]), "a cause is not in the run"
