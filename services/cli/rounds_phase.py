@@ -122,11 +122,19 @@ class HarnessRounds:
         self.error: str | None = None
         self.seconds: dict[int, float] = {}
         self.paths: dict[str, Path] = {}
+        self.runs = 0  # suite runs (model × harness × split) scored so far
 
         def score(model: CheckpointModel, spec: Any, split: Any) -> Any:
-            return suite_runner(model.policy, n_per_template=config.n_per_template,
-                                suite_seed=config.seed, templates=self.templates,
-                                max_steps=config.max_steps)(spec, split)
+            started = time.monotonic()
+            scores = suite_runner(model.policy, n_per_template=config.n_per_template,
+                                  suite_seed=config.seed, templates=self.templates,
+                                  max_steps=config.max_steps)(spec, split)
+            self.runs += 1
+            self.console.print(  # progress: each (model, harness, split) runs once
+                f"  {model.name} in harness {str(spec.get('version', ''))[:12]} on {split}: "
+                f"{sum(s.score for s in scores):.1f}/{len(scores)} "
+                f"({time.monotonic() - started:.0f} s)", style="dim", highlight=False)
+            return scores
 
         self.rounds: Rounds[CheckpointModel] = Rounds(
             self.started_from, score=score, emit=emit, registry=self.registry,

@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from services.cli.loop_run import DataLoop
 from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds
@@ -58,6 +59,7 @@ class TrainingPhase:
         self.bootstrap = bootstrap
         self.rounds_config = rounds or HarnessRoundConfig()
         self.harness: HarnessRounds | None = None
+        self.rounds_error: str | None = None
         self.data_dir = Path(data_dir)
         self.generations = generations
         self.base_model = base_model
@@ -81,16 +83,27 @@ class TrainingPhase:
         config = LoopConfig(generations=self.generations)
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
             emit = publisher(producer, sent)
-            if self.rounds_config.enabled:
-                self.harness = HarnessRounds(
-                    self.data_dir, self.rounds_config, run_id=run_id, base_model=model,
-                    emit=emit)
+            self.harness = self.harness_rounds(run_id, model, emit)
             self.summaries = run_generations(
                 model, snapshot, self.out_dir, config, run_id=run_id, on_event=emit,
                 on_generation=self.harness.after_generation if self.harness else None)
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
+
+    def harness_rounds(self, run_id: str, model: Path, emit: Callable[[Any], None]
+                       ) -> HarnessRounds | None:
+        """The harness rounds of this run, or None when they are off or cannot start (an
+        unreadable harness registry: said in one sentence; the model still trains)."""
+        if not self.rounds_config.enabled:
+            return None
+        try:
+            return HarnessRounds(self.data_dir, self.rounds_config, run_id=run_id,
+                                 base_model=model, emit=emit)
+        except ValueError as error:  # RegistryError, SpecError: the message says what to do
+            self.rounds_error = str(error)
+            logger.warning("no harness rounds: %s", error)
+            return None
 
     def summary_rows(self) -> list[tuple[str, str]]:
         if self.error is not None:
@@ -107,6 +120,8 @@ class TrainingPhase:
             rows += self.harness.summary_rows()
         elif not self.rounds_config.enabled:
             rows.append(("harness rounds", "off (--no-harness-rounds)"))
+        elif self.rounds_error is not None:
+            rows.append(("[red]harness rounds not run[/]", self.rounds_error))
         return rows
 
     def tables(self) -> list:

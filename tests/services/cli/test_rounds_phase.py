@@ -207,3 +207,23 @@ def test_a_failing_round_is_reported_and_training_goes_on(tmp_path: Path) -> Non
     assert "no model at" in rows["[red]harness round failed[/]"]
     rounds.after_generation(summary(2, tmp_path / "gen2"))  # no further rounds
     assert rounds.report.rows == []
+
+
+def test_an_unreadable_registry_is_one_sentence_and_the_model_still_trains(
+        tmp_path: Path) -> None:
+    from services.cli.train_phase import TrainingPhase
+
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    registry.init(DEFAULT)
+    registry.current_path.write_text("0123456789ab\n")  # names a version never stored
+    phase = TrainingPhase("127.0.0.1:1", tmp_path, 1, "tiny")
+    assert phase.harness_rounds("run-x", tmp_path / "base", lambda e: None) is None
+    assert phase.rounds_error is not None and "0123456789ab" in phase.rounds_error
+    phase.started.set()
+    rows = dict(phase.summary_rows())
+    assert rows["[red]harness rounds not run[/]"] == phase.rounds_error
+    off = TrainingPhase("127.0.0.1:1", tmp_path, 1, "tiny",
+                        rounds=HarnessRoundConfig(enabled=False))
+    assert off.harness_rounds("run-x", tmp_path / "base", lambda e: None) is None
+    off.started.set()
+    assert dict(off.summary_rows())["harness rounds"] == "off (--no-harness-rounds)"
