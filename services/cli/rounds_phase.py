@@ -40,6 +40,9 @@ __all__ = ["CheckpointModel", "HarnessRoundConfig", "HarnessRounds", "round_temp
 
 logger = logging.getLogger(__name__)
 
+#: Templates the summary names; more are counted.
+MAX_NAMED = 6
+
 
 @dataclass(frozen=True)
 class HarnessRoundConfig:
@@ -55,8 +58,9 @@ class HarnessRoundConfig:
     names: tuple[str, ...] = ()  # these templates instead of `templates` sampled ones
 
     def describe(self) -> str:
-        count = len(self.names) if self.names else self.templates or "every"
-        return (f"{count} template(s) × {self.n_per_template} instance(s) per split, "
+        count = (f"{len(self.names) if self.names else self.templates} template(s)"
+                 if self.names or self.templates else "every template")
+        return (f"{count} × {self.n_per_template} instance(s) per split, "
                 f"≤ {self.max_steps} steps per episode, ≤ {self.max_proposals} gated "
                 f"proposal(s) per generation")
 
@@ -188,9 +192,11 @@ class HarnessRounds:
 
     # ---- reporting ---------------------------------------------------------------------------
     def summary_rows(self) -> list[tuple[str, str]]:
-        rows = [("harness rounds", (f"{self.config.describe()}; templates "
-                                    f"{', '.join(self.templates)}; skills distilled from the "
-                                    "oracle's solved train episodes"))]
+        shown = ", ".join(self.templates[:MAX_NAMED])
+        if len(self.templates) > MAX_NAMED:
+            shown += f" and {len(self.templates) - MAX_NAMED} more"
+        rows = [("harness rounds", (f"{self.config.describe()}; templates {shown}; skills "
+                                    "distilled from the oracle's solved train episodes"))]
         report = self.report
         for generation in sorted(report.failures):
             if not any(r.generation == generation for r in report.rows):

@@ -373,13 +373,15 @@ def plot_rounds(report: RoundsReport[Any], path: str | Path) -> Path:
               "both": "both"}
     fig, axes = plt.subplots(1, len(SPLITS), figsize=(8, 3), sharey=True)
     for ax, split in zip(axes, SPLITS, strict=True):
-        for condition, marker in zip(CONDITIONS, "osD^", strict=True):
-            ax.plot(generations, [report.score(g, condition, split) for g in generations],
+        for i, (condition, marker) in enumerate(zip(CONDITIONS, "osD^", strict=True)):
+            shift = (i - 1.5) * 0.05  # side by side, so equal scores do not hide each other
+            ax.plot([g + shift for g in generations],
+                    [report.score(g, condition, split) for g in generations],
                     marker=marker, label=labels[condition])
         ax.set_title(split)
         ax.set_xlabel("generation")
         ax.set_xticks(generations)
-        ax.set_ylim(0, 1)
+        ax.set_ylim(-0.03, 1.03)
     axes[0].set_ylabel("overall score")
     axes[-1].legend(loc="best", fontsize=8)
     fig.suptitle(f"co-evolution rounds (run {report.run_id})", fontsize=9)

@@ -174,7 +174,11 @@ def test_a_promotion_in_a_round_is_traced_to_its_failures_with_flywheel_sql(
     assert [h.reason for h in registry.history()] == ["init", "gate"]
     assert rounds.report.score(1, "harness", "dev") > rounds.report.score(1, "before", "dev")
     assert rounds.report.score(1, "harness", "test") > rounds.report.score(1, "before", "test")
-    assert "promoted this run" in dict(rounds.summary_rows())["harness now"]
+    rows = dict(rounds.summary_rows())
+    assert "promoted this run" in rows["harness now"]
+    assert rows["harness rounds"].startswith("every template × 2 instance(s)")
+    assert f"and {len(rounds.templates) - 6} more" in rows["harness rounds"]
+    assert "promoted" in rows["harness round 1"] and "promoted" not in rows["harness round 2"]
     for future in sent:
         future.get(timeout=30)
 
