@@ -177,6 +177,8 @@ class HarnessRounds:
         except Exception as error:
             self.error = f"generation {generation}: {type(error).__name__}: {error}"
             logger.exception("the harness round failed")
+            # a half-scored round is left out of the table (its decisions stay reported)
+            self.report.rows[:] = [r for r in self.report.rows if r.generation != generation]
             self.console.print(f"[red]harness round failed[/] ({self.error}); no further rounds",
                                highlight=False)
             return

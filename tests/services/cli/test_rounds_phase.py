@@ -4,6 +4,7 @@ the archiver stores them, and `flywheel sql` traces a promotion to its failures.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -231,3 +232,25 @@ def test_an_unreadable_registry_is_one_sentence_and_the_model_still_trains(
     assert off.harness_rounds("run-x", tmp_path / "base", lambda e: None) is None
     off.started.set()
     assert dict(off.summary_rows())["harness rounds"] == "off (--no-harness-rounds)"
+
+
+def test_a_round_that_fails_half_way_leaves_no_half_row_in_the_table(tmp_path: Path) -> None:
+    rounds = HarnessRounds(tmp_path, HarnessRoundConfig(names=("alarm_off",)), run_id="half",
+                           base_model=tmp_path / "base", load=lambda path: OraclePolicy())
+    rounds.after_generation(summary(1, tmp_path / "gen1"))
+    assert rounds.error is None and len(rounds.report.rows) == 8
+
+    def half_way(generation: int, before: Any, after: Any, collected: Any) -> Any:
+        """Scores one cell of the round, then runs out of memory."""
+        list(collected)
+        first = rounds.report.rows[0]
+        rounds.report.rows.append(dataclasses.replace(first, generation=generation))
+        raise MemoryError("out of memory while scoring")
+
+    rounds.rounds.round = half_way  # type: ignore[method-assign]
+    rounds.after_generation(summary(2, tmp_path / "gen2"))
+    assert rounds.error is not None and "out of memory" in rounds.error
+    assert {r.generation for r in rounds.report.rows} == {1}
+    assert rounds.table() is not None and rounds.table().row_count == 2
+    rows = dict(rounds.summary_rows())
+    assert "harness round 1" in rows and "harness round 2" not in rows
