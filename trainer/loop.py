@@ -185,8 +185,13 @@ def _rl_tasks(config: LoopConfig, weights: dict[str, float], generation: int, co
 def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
                     config: LoopConfig | None = None, *, run_id: str = "run",
                     on_event: Callable[[Event], None] | None = None,
-                    console: Console | None = None) -> list[GenerationSummary]:
-    """SFT (generation 1) then GRPO+CARE (later ones) from `base_model`, evaluating and feeding back each time."""
+                    console: Console | None = None,
+                    on_generation: Callable[[GenerationSummary], None] | None = None,
+                    ) -> list[GenerationSummary]:
+    """SFT (generation 1) then GRPO+CARE (later ones) from `base_model`, evaluating and feeding back each time.
+
+    `on_generation` is called with each generation's summary once its checkpoint is evaluated, before the next
+    one trains (`flywheel run` evolves the harness on the new model's failures there)."""
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
     from trainer.rl import RlConfig, run_grpo
@@ -236,6 +241,8 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                                            checkpoint_id=meta["checkpoint_id"],
                                            seconds=time.monotonic() - started, train_metrics=metrics,
                                            evaluation=summary, weak_templates=feedback.weak_templates))
+        if on_generation is not None:
+            on_generation(summaries[-1])
         model = target
     console.print(summary_table(summaries))
     return summaries

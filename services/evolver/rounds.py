@@ -11,8 +11,11 @@ alone (θk, ηk+1) and both (θk+1, ηk+1) — so each side's contribution is vi
 `decisions.parquet` (every proposal's outcome, deltas and motivating failure ids) and
 `events.parquet` (the harness events and failure traces) in the run folder, for DuckDB:
     SELECT generation, condition, split, overall FROM 'var/rounds/*/rounds.parquet'
-Every harness event also goes to `emit` (the typed producer in `flywheel run`, so the
-archive holds them next to the failure traces whose ids promotions name).
+Every harness event and every failure trace also goes to `emit` (the typed producer in
+`flywheel run`, so the archive holds them and a promotion's `motivated_by` ids join the
+archive's `failures` view). `run_rounds` owns the generation loop; `Rounds` runs one round at
+a time for a caller that owns it (services.cli.rounds_phase, inside `flywheel run`), and
+`plot_rounds` draws the table.
 """
 
 from __future__ import annotations
@@ -51,8 +54,10 @@ __all__ = [
     "Model",
     "PromotionRow",
     "RoundRow",
+    "Rounds",
     "RoundsConfig",
     "RoundsReport",
+    "plot_rounds",
     "run_rounds",
 ]
 
@@ -130,6 +135,7 @@ class RoundsReport(Generic[M]):
     rows: list[RoundRow] = field(default_factory=list)
     decisions: list[PromotionRow] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    failures: dict[int, int] = field(default_factory=dict)  # failure traces per generation
     model: M | None = None
     spec: Mapping[str, Any] = field(default_factory=dict)
 
@@ -212,7 +218,15 @@ def _evolve_harness(state: EvolverState, model: M, generation: int, scored: Call
                     config: RoundsConfig, evolver: EvolverConfig,
                     report: RoundsReport[M], emit: Callable[[Event], None],
                     registry: HarnessRegistry | None) -> EvolverState:
-    """Proposes from this round's failures and gates each proposal with the new model."""
+    """Proposes from this round's failures and gates each proposal with the new model.
+
+    Event ids are scoped to the run: a proposal id is a content address (the same delta on the
+    same base), and another run making the same proposal from its own failures must not be
+    dropped by the archive as a repeat of this run's events."""
+
+    def scoped(event: Event) -> Event:
+        return event.model_copy(update={"event_id": derived_id(event.event_id, config.run_id)})
+
     tried = 0
     while tried < config.max_proposals:
         made = propose(state.spec, state.traces, state.successes, min_support=config.min_support,
@@ -222,18 +236,19 @@ def _evolve_harness(state: EvolverState, model: M, generation: int, scored: Call
         p = made[0]
         tried += 1
         proposal = HarnessProposed(
-            event_id=derived_id("harness.proposed", p.proposal_id), source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
+            event_id=derived_id("harness.proposed", config.run_id, p.proposal_id),
+            source=evolver.source, proposal_id=p.proposal_id, base_harness=p.base,
             changes=list(p.changes), motivated_by=list(p.motivated_by), rationale=p.rationale,
             correlation_id=config.run_id)
         state, out = handle(state, proposal, evolver)
-        produced: list[Event] = [proposal, *out]
+        produced: list[Event] = [proposal, *map(scoped, out)]
         evaluated = evaluate_proposal(
             state.spec, proposal, lambda spec, split: scored(model, spec, split),
             suite_seed=config.suite_seed, tolerance=config.tolerance,
             resamples=config.resamples, source=evolver.source)
-        for event in evaluated:
+        for event in map(scoped, evaluated):
             state, out = handle(state, event, evolver)
-            produced += [event, *out]
+            produced += [event, *map(scoped, out)]
         for event in produced:
             emit(event)
             report.events.append(event)
@@ -262,6 +277,67 @@ def _decision(run_id: str, generation: int, proposal: HarnessProposed,
                         motivated_by=list(proposal.motivated_by), rationale=proposal.rationale)
 
 
+class Rounds(Generic[M]):
+    """The rounds one at a time, for a caller that owns the generation loop (`flywheel run`
+    trains inside trainer.loop.run_generations and calls `round` after each generation).
+
+    `round(generation, before, after, collected)` folds the new model's rollout events, emits
+    every failure trace and harness event, gates this round's proposals with `after`,
+    promotes the passing ones (into `registry` too) and scores the four cells."""
+
+    def __init__(self, spec: Mapping[str, Any], *, score: Score[M],
+                 config: RoundsConfig | None = None, emit: Callable[[Event], None] | None = None,
+                 registry: HarnessRegistry | None = None) -> None:
+        self.config = config or RoundsConfig()
+        self.evolver = EvolverConfig(min_support=self.config.min_support,
+                                     tolerance=self.config.tolerance)
+        self.emit = emit or (lambda event: None)
+        self.registry = registry
+        self.scored = _scorer(score)
+        self.report: RoundsReport[M] = RoundsReport(run_id=self.config.run_id)
+        self.state = initial_state(spec)
+        if registry is not None:
+            registry.init(self.state.spec)
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        """The current harness (η after the last round)."""
+        return self.state.spec
+
+    def round(self, generation: int, before: M, after: M, collected: Iterable[Event]
+              ) -> list[PromotionRow]:
+        """One round (see the class docstring); returns this round's decisions."""
+        state, report = self.state, self.report
+        eta = state.spec
+        state = dataclasses.replace(state, traces=())  # this round's failures only
+        failures = 0
+        for event in collected:
+            state = evolve(state, event, self.evolver)
+            if event.type == "failure.traced":
+                failures += 1
+                self.emit(event)
+                report.events.append(event)  # kept so promotions trace back to them
+        report.failures[generation] = failures
+        logger.info("generation %d: %d failure traces", generation, failures)
+        decided = len(report.decisions)
+        state = _evolve_harness(state, after, generation, self.scored, self.config,
+                                self.evolver, report, self.emit, self.registry)
+        self.state = state
+        new_eta = state.spec
+        for condition, (model_new, harness_new) in CONDITIONS.items():
+            m = after if model_new else before
+            h = new_eta if harness_new else eta
+            for split in SPLITS:
+                scores = self.scored(m, h, split)
+                overall, families = summarise(scores)
+                report.rows.append(RoundRow(
+                    run_id=self.config.run_id, generation=generation, condition=condition,
+                    split=split, model=m.name, harness=spec_version(h),
+                    overall=overall, episodes=len(scores), **families))
+        report.model, report.spec = after, new_eta
+        return report.decisions[decided:]
+
+
 def run_rounds(model: M, spec: Mapping[str, Any], *, train: Train[M], collect: Collect[M],
                score: Score[M], config: RoundsConfig | None = None,
                emit: Callable[[Event], None] | None = None,
@@ -272,38 +348,44 @@ def run_rounds(model: M, spec: Mapping[str, Any], *, train: Train[M], collect: C
     config = config or RoundsConfig()
     if config.generations < 1:
         raise ValueError(f"generations must be at least 1, got {config.generations}")
-    evolver = EvolverConfig(min_support=config.min_support, tolerance=config.tolerance)
-    emit = emit or (lambda event: None)
-    scored = _scorer(score)
-    report: RoundsReport[M] = RoundsReport(run_id=config.run_id)
-    state = initial_state(spec)
-    if registry is not None:
-        registry.init(state.spec)
+    rounds: Rounds[M] = Rounds(spec, score=score, config=config, emit=emit, registry=registry)
     theta = model
     for generation in range(1, config.generations + 1):
-        eta = state.spec
         new_theta = train(theta, generation)
-        state = dataclasses.replace(state, traces=())  # this round's failures only
-        for event in collect(new_theta, eta, generation):
-            state = evolve(state, event, evolver)
-            if event.type == "failure.traced":
-                report.events.append(event)  # kept so promotions trace back to them
-        logger.info("generation %d: %d failure traces", generation, len(state.traces))
-        state = _evolve_harness(state, new_theta, generation, scored, config, evolver, report,
-                                emit, registry)
-        new_eta = state.spec
-        for condition, (model_new, harness_new) in CONDITIONS.items():
-            m = new_theta if model_new else theta
-            h = new_eta if harness_new else eta
-            for split in SPLITS:
-                scores = scored(m, h, split)
-                overall, families = summarise(scores)
-                report.rows.append(RoundRow(
-                    run_id=config.run_id, generation=generation, condition=condition,
-                    split=split, model=m.name, harness=spec_version(h),
-                    overall=overall, episodes=len(scores), **families))
+        rounds.round(generation, theta, new_theta, collect(new_theta, rounds.spec, generation))
         theta = new_theta
         if on_round is not None:
-            on_round(generation, report)
-    report.model, report.spec = theta, state.spec
-    return report
+            on_round(generation, rounds.report)
+    rounds.report.model, rounds.report.spec = theta, rounds.spec
+    return rounds.report
+
+
+def plot_rounds(report: RoundsReport[Any], path: str | Path) -> Path:
+    """The per-round table as a PNG: one panel per split, the overall score of each of the
+    four cells (before, model alone, harness alone, both) per generation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    generations = sorted({r.generation for r in report.rows})
+    labels = {"before": "before", "model": "model alone", "harness": "harness alone",
+              "both": "both"}
+    fig, axes = plt.subplots(1, len(SPLITS), figsize=(8, 3), sharey=True)
+    for ax, split in zip(axes, SPLITS, strict=True):
+        for i, (condition, marker) in enumerate(zip(CONDITIONS, "osD^", strict=True)):
+            shift = (i - 1.5) * 0.05  # side by side, so equal scores do not hide each other
+            ax.plot([g + shift for g in generations],
+                    [report.score(g, condition, split) for g in generations],
+                    marker=marker, label=labels[condition])
+        ax.set_title(split)
+        ax.set_xlabel("generation")
+        ax.set_xticks(generations)
+        ax.set_ylim(-0.03, 1.03)
+    axes[0].set_ylabel("overall score")
+    axes[-1].legend(loc="best", fontsize=8)
+    fig.suptitle(f"co-evolution rounds (run {report.run_id})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)

@@ -34,17 +34,29 @@ logger = logging.getLogger(__name__)
 SOURCE = "evolver-rounds/1"
 
 
+def _tasks(split: Split, n_per_template: int, suite_seed: int,
+           templates: Sequence[str] | None, max_steps: int | None) -> list[Any]:
+    """n seeded instances of every template serving `split` (or only those in `templates`),
+    each with at most `max_steps` steps when given."""
+    chosen = templates_for(split)
+    if templates is not None:
+        chosen = [t for t in chosen if t.name in set(templates)]
+    tasks = generate_split(split, n_per_template, suite_seed, chosen)
+    if max_steps is not None:
+        tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)}) for t in tasks]
+    return tasks
+
+
 def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
                  suite_seed: int = 0, templates: Sequence[str] | None = None,
+                 max_steps: int | None = None,
                  ) -> Callable[[Mapping[str, Any], Split], list[EpisodeScore]]:
     """A gate runner: `(spec JSON, split) -> scores` of a fresh `make_policy()` on n seeded
-    instances of every template serving the split (or only those named in `templates`)."""
+    instances of every template serving the split (or only those named in `templates`), each
+    capped at `max_steps` steps when given (a slow model's budget)."""
     def run(spec: Mapping[str, Any], split: Split) -> list[EpisodeScore]:
         model = HarnessSpec.from_json_dict(normalise(spec))
-        chosen = templates_for(split)
-        if templates is not None:
-            chosen = [t for t in chosen if t.name in set(templates)]
-        tasks = generate_split(split, n_per_template, suite_seed, chosen)
+        tasks = _tasks(split, n_per_template, suite_seed, templates, max_steps)
         policy = make_policy()
         harness = Harness(SimPhone(), model)
         try:
@@ -64,21 +76,28 @@ def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
 def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: Split = "train",
                     n_per_template: int = 2, suite_seed: int = 0,
                     templates: Sequence[str] | None = None, run_id: str = "rounds",
+                    max_steps: int | None = None,
+                    demonstrations: Callable[[], Policy] | None = None,
                     ) -> Callable[[Any, Mapping[str, Any], int], list[Event]]:
     """A rounds `collect`: the model's policy (`model.policy()`, or `make_policy()` when the
-    model is None) in the harness on `split` instances, published as the loop would —
-    `task.proposed`, `episode.ended`, `verdict.issued` (the suite's checker on the harness's
-    final state, never the agent's claim) and, for failures, `failure.traced`.
+    model is None) in the harness on `split` instances (at most `max_steps` steps each when
+    given), published as the loop would — `task.proposed`, `episode.ended`, `verdict.issued`
+    (the suite's checker on the harness's final state, never the agent's claim) and, for
+    failures, `failure.traced`.
 
-    This is the in-process stand-in for rollout + verifier that `flywheel harness rounds`
-    uses; in the full loop the verifier service traces failures against the oracle."""
+    `demonstrations` (e.g. the oracle, as the data phase rolls out) also plays the same
+    tasks, uncapped; its solved episodes and their verdicts are added (never failures), so the
+    evolver has successful trajectories of the templates the model fails to distil skills
+    and playbook lines from. Their episode ids differ from the model's.
+
+    This is the in-process stand-in for rollout + verifier that `flywheel harness rounds` and
+    `flywheel run` use; in the full loop the verifier service traces failures against the
+    oracle."""
 
     def collect(model: Any, spec: Mapping[str, Any], generation: int) -> list[Event]:
         harness_spec = HarnessSpec.from_json_dict(normalise(spec))
-        chosen = templates_for(split)
-        if templates is not None:
-            chosen = [t for t in chosen if t.name in set(templates)]
-        tasks = generate_split(split, n_per_template, suite_seed, chosen)
+        full = _tasks(split, n_per_template, suite_seed, templates, None)
+        tasks = _tasks(split, n_per_template, suite_seed, templates, max_steps)
         if model is None and make_policy is None:
             raise ValueError("suite_collector needs a model with policy() or make_policy")
         policy = model.policy() if model is not None else make_policy()  # type: ignore[misc]
@@ -95,11 +114,31 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
                 episode, final = _episode(harness, task, policy, harness_spec.version,
                                           proposed)
                 out += [proposed, episode, *_judge(task, episode, final)]
+            if demonstrations is not None:
+                out += _demonstrations(harness, full, demonstrations(), harness_spec.version,
+                                       correlation)
         finally:
             harness.close()
         return out
 
     return collect
+
+
+def _demonstrations(harness: Harness, tasks: Sequence[Any], policy: Policy, version: str,
+                    correlation: str) -> list[Event]:
+    """The solved episodes of `policy` on `tasks`, with their passing verdicts."""
+    out: list[Event] = []
+    for task in tasks:
+        proposed = TaskProposed(
+            event_id=derived_id("task.proposed", correlation, task.task_id),
+            source=SOURCE, correlation_id=correlation, task_id=task.task_id,
+            template=task.template, family=task.family, split=task.split,
+            index=task.index, params=task.params, goal=task.goal)
+        episode, final = _episode(harness, task, policy, version, proposed, tag="demo")
+        verdict, *_ = _judge(task, episode, final)
+        if verdict.passed:  # type: ignore[attr-defined]
+            out += [episode, verdict]
+    return out
 
 
 def play_episode(harness: Harness, task: Any, policy: Policy) -> tuple[list[Step], str, str | None]:
@@ -121,11 +160,12 @@ def play_episode(harness: Harness, task: Any, policy: Policy) -> tuple[list[Step
     return steps, "finished" if observation.done else "max_steps", None
 
 
-def _episode(harness: Harness, task: Any, policy: Policy, version: str, proposed: Event
-             ) -> tuple[EpisodeEnded, dict[str, Any]]:
+def _episode(harness: Harness, task: Any, policy: Policy, version: str, proposed: Event,
+             tag: str = "") -> tuple[EpisodeEnded, dict[str, Any]]:
     """One in-process episode with every step recorded, and the harness's final state."""
     steps, outcome, failure = play_episode(harness, task, policy)
-    episode_id = derived_id("episode", proposed.correlation_id, task.task_id, version)
+    episode_id = derived_id("episode", proposed.correlation_id, task.task_id, version,
+                            *([tag] if tag else []))
     episode = EpisodeEnded(
         event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
         task_id=task.task_id, device_id="sim-evolver", environment="sim", policy=policy.name,

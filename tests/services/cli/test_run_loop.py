@@ -96,3 +96,26 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert types.get("checkpoint.saved") == 2, types
     assert types.get("eval.reported") == 2, types
     assert types.get("training.feedback_issued") == 2, types
+
+    # Each generation also evolved the harness on the new checkpoint's failures (default
+    # sizing): the per-round table is in the summary and in Parquet, four cells × dev/test
+    # per generation, and every proposal's motivating failure traces are in the archive.
+    assert "harness round 1" in output and "harness round 2" in output, output
+    assert "model alone" in output and "harness alone" in output, output
+    (folder,) = (data_dir / "rounds").iterdir()
+    cells = con.execute(f"SELECT generation, condition, split FROM '{folder}/rounds.parquet' "
+                        "ORDER BY ALL").fetchall()
+    assert cells == sorted((g, c, s) for g in (1, 2) for c in ("before", "model", "harness",
+                                                                 "both") for s in ("dev", "test"))
+    assert (folder / "rounds.png").stat().st_size > 0
+    motivated = con.execute(f"SELECT DISTINCT unnest(motivated_by) FROM "
+                            f"'{folder}/decisions.parquet'").fetchall()
+    assert motivated, "no proposal was made from the tiny model's failures"
+    archived = ArchiveStore(data_dir / "archive").event_ids()
+    assert {m for (m,) in motivated} <= archived
+    decided = con.execute(f"SELECT count(*) FROM '{folder}/decisions.parquet'").fetchone()[0]
+    files = [str(p) for p in ArchiveStore(data_dir / "archive").files()]  # the final archive
+    proposed = con.execute(
+        "SELECT count(*) FROM read_parquet(?) WHERE type = 'harness.proposed' "
+        "AND correlation_id = ?", [files, folder.name]).fetchone()[0]
+    assert proposed == decided, (proposed, decided)

@@ -11,7 +11,7 @@ import duckdb
 
 from schemas.envelope import Event
 from services.evolver.registry import HarnessRegistry
-from services.evolver.rounds import RoundsConfig, run_rounds
+from services.evolver.rounds import Rounds, RoundsConfig, plot_rounds, run_rounds
 from tests.services.evolver.helpers import SPEC, failure, has_skill, runner, solved, task
 
 
@@ -66,8 +66,11 @@ def test_rounds_show_each_sides_contribution_and_the_promotion(tmp_path: Path) -
     assert promotion.generation == 1 and promotion.dev_delta and promotion.dev_delta > 0
     assert promotion.motivated_by == [f"fail-skill_misroute-text_relative-{i}" for i in range(2, 6)]
     assert registry.current() == promotion.harness == report.rows[-1].harness
-    assert [e.type for e in emitted] == ["harness.proposed", "harness.evaluated",
-                                         "harness.evaluated", "harness.promoted"]
+    # the failure traces go out first (the archive holds what promotions name), then the gate
+    assert [e.type for e in emitted] == ["failure.traced"] * 4 + [
+        "harness.proposed", "harness.evaluated", "harness.evaluated", "harness.promoted"]
+    assert [e.event_id for e in emitted[:4]] == promotion.motivated_by
+    assert report.failures == {1: 4, 2: 0}
     table = report.table()
     assert [c.header for c in table.columns][2:6] == ["before", "model alone", "harness alone",
                                                       "both"]
@@ -103,3 +106,59 @@ def test_a_round_whose_proposals_fail_the_gate_keeps_the_harness(tmp_path: Path)
     assert [d.outcome for d in report.decisions] == ["no_gain"]
     assert report.spec == SPEC or report.spec["version"] == SPEC["version"]
     assert report.score(1, "harness", "dev") == report.score(1, "before", "dev")
+
+
+def test_a_round_whose_proposal_makes_things_worse_rejects_it_and_keeps_the_registry(
+        tmp_path: Path) -> None:
+    def hurts(model: Scripted, spec: Mapping[str, Any], split: str) -> list[Any]:
+        def effect(s: Mapping[str, Any], sp: str, template: str, i: int) -> float | None:
+            if template == "text_relative" and has_skill(s, "do_text_relative"):
+                return 0.0  # the skill breaks the tasks it was made for
+            return None
+        return runner(effect)(spec, split)
+
+    registry = HarnessRegistry.at_data_dir(tmp_path)
+    emitted: list[Event] = []
+    report = run_rounds(Scripted("s", 0), SPEC, train=train, collect=collect, score=hurts,
+                        config=RoundsConfig(generations=1, run_id="r3"), emit=emitted.append,
+                        registry=registry)
+    (decision,) = report.decisions
+    assert decision.outcome == "family_regression" and decision.dev_delta is not None
+    assert decision.dev_delta < 0 and decision.test_delta is None  # never reached test
+    assert [e.type for e in emitted if e.type.startswith("harness.")] == [
+        "harness.proposed", "harness.evaluated", "harness.rejected"]
+    assert registry.current() == SPEC["version"]
+    assert [h.reason for h in registry.history()] == ["init"]
+    assert report.score(1, "harness", "dev") == report.score(1, "before", "dev")
+    assert report.score(1, "both", "test") == report.score(1, "model", "test")
+
+
+def test_rounds_one_at_a_time_give_what_run_rounds_gives(tmp_path: Path) -> None:
+    whole = run_rounds(Scripted("scripted-g0", 0), SPEC, train=train, collect=collect,
+                       score=score, config=RoundsConfig(generations=2, run_id="same"))
+    rounds: Rounds[Scripted] = Rounds(SPEC, score=score, config=RoundsConfig(run_id="same"))
+    theta = Scripted("scripted-g0", 0)
+    for generation in (1, 2):
+        new = train(theta, generation)
+        decided = rounds.round(generation, theta, new, collect(new, rounds.spec, generation))
+        assert [d.generation for d in decided] == [generation] * len(decided)
+        theta = new
+    assert rounds.report.rows == whole.rows
+    assert rounds.report.decisions == whole.decisions
+    assert rounds.spec["version"] == whole.spec["version"] != SPEC["version"]
+    png = plot_rounds(rounds.report, tmp_path / "rounds.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_runs_making_the_same_proposal_publish_distinct_events() -> None:
+    """Proposal ids are content addresses; the archive drops repeated event ids, so each
+    run's harness events carry ids of their own (and keep their causal links)."""
+    reports = [run_rounds(Scripted("scripted-g0", 0), SPEC, train=train, collect=collect,
+                          score=score, config=RoundsConfig(generations=1, run_id=run))
+               for run in ("a", "b")]
+    harness = [[e for e in r.events if e.type.startswith("harness.")] for r in reports]
+    assert [e.proposal_id for e in harness[0]] == [e.proposal_id for e in harness[1]]  # type: ignore[attr-defined]
+    assert not {e.event_id for e in harness[0]} & {e.event_id for e in harness[1]}
+    for events in harness:
+        ids = {e.event_id for e in events}
+        assert all(e.causation_id in ids for e in events[1:]), "a cause is not in the run"
