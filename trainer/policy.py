@@ -24,7 +24,7 @@ from trainer.prompt import (
     render_context,
 )
 
-__all__ = ["ModelPolicy", "PolicyStats", "default_device", "load_policy"]
+__all__ = ["ACTION_JSON_SCHEMA", "ModelPolicy", "PolicyStats", "answer_schema", "default_device", "load_policy"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +34,71 @@ DEFAULT_MAX_NEW_TOKENS = 160
 DEFAULT_HISTORY = 4
 TOOL_CALL_OPEN = "<tool_call>\n"
 TOOL_CALL_CLOSE = "\n</tool_call>"
-# The constrained answer: a JSON object naming one of the planner's actions.
+# The constrained answer without a catalogue: a JSON object naming one of the planner's actions.
 ACTION_JSON_SCHEMA = {
     "type": "object",
     "properties": {"name": {"type": "string", "enum": list(ACTION_NAMES)},
                    "arguments": {"type": "object"}},
     "required": ["name", "arguments"],
 }
+
+
+def _closed(schema: Any) -> Any:
+    """`schema` with every object closed (`additionalProperties: false` unless it says otherwise),
+    so a constrained answer cannot keep inventing keys until it runs out of tokens."""
+    if isinstance(schema, list):
+        return [_closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _closed(v) for k, v in schema.items()}
+    if "properties" in schema and isinstance(schema["properties"], dict):
+        out["properties"] = {k: _closed(v) for k, v in schema["properties"].items()}
+        out.setdefault("additionalProperties", False)
+        out.setdefault("type", "object")
+    return out
+
+
+def _named(key: str, value: str, arguments: Any, *, arguments_required: bool = True,
+           more: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An object naming `value` under `key`, with `arguments` (optional when nothing in them is)."""
+    properties = {key: {"enum": [value]}, "arguments": arguments, **(more or {})}
+    required = [key, *(["arguments"] if arguments_required else []), *(more or {})]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _call(key: str, name: str, parameters: Any) -> dict[str, Any]:
+    """A call of tool or skill `name`: its arguments may be left out when it requires none (the
+    planner's answers leave empty arguments out)."""
+    needed = bool(isinstance(parameters, dict) and parameters.get("required"))
+    return _named(key, name, _closed(parameters), arguments_required=needed)
+
+
+def answer_schema(catalogue: Any | None) -> dict[str, Any]:
+    """The JSON Schema of one valid answer in an episode with `catalogue`: one of the planner's
+    actions with its own arguments; `tool_call` names one of the catalogue's tools with that
+    tool's argument schema, `use_skill` one of its skills, `delegate` one of its sub-agents.
+    Every object is closed. Without a catalogue: any action name with any arguments object."""
+    if catalogue is None:
+        return ACTION_JSON_SCHEMA
+    options = []
+    for tool in action_tools():
+        function = tool["function"]
+        name, arguments = function["name"], _closed(function["parameters"])
+        if name == "tool_call":
+            if not catalogue.tools:
+                continue
+            arguments = {"anyOf": [_call("name", t.name, t.parameters) for t in catalogue.tools]}
+        elif name == "use_skill":
+            if not catalogue.skills:
+                continue
+            arguments = {"anyOf": [_call("skill", s.name, s.parameters) for s in catalogue.skills]}
+        elif name == "delegate":
+            if not catalogue.subagents:
+                continue
+            arguments = {**arguments, "properties": {**arguments["properties"],
+                                                     "agent": {"enum": [a.name for a in catalogue.subagents]}}}
+        options.append(_named("name", name, arguments))
+    return {"anyOf": options}
 
 
 @dataclass
@@ -106,7 +164,11 @@ class ModelPolicy:
 
     def next_action(self, observation: Observation) -> Any:
         ids = self.prompt_ids(self.prompt_messages(observation))
-        return self.accept(self.generate_batch([ids])[0])
+        return self.accept(self.generate_batch([ids], [self.answer_schema()])[0])
+
+    def answer_schema(self) -> dict[str, Any]:
+        """What a constrained answer of this episode may be (`answer_schema` of its catalogue)."""
+        return answer_schema(self._catalogue)
 
     def accept(self, text: str) -> Any:
         """The action in `text` (this episode's answer to its last prompt); invalid output counts as
@@ -149,9 +211,10 @@ class ModelPolicy:
             rendered += TOOL_CALL_OPEN
         return self.tokenizer(rendered, add_special_tokens=False)["input_ids"]
 
-    def generate_batch(self, prompts: list[list[int]]) -> list[str]:
+    def generate_batch(self, prompts: list[list[int]], schemas: list[dict[str, Any]] | None = None) -> list[str]:
         """Decodes one answer per prompt (token ids) in one left-padded `generate` call; the
-        texts come back in order. Prompt and output tokens are counted in `stats`."""
+        texts come back in order. With constrained decoding, row i follows `schemas[i]` (each
+        episode's `answer_schema()`; default: any action). Tokens are counted in `stats`."""
         import torch
 
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
@@ -163,7 +226,7 @@ class ModelPolicy:
         else:
             kwargs.update(do_sample=False)
         if self._constraint is not None:
-            enforcers = [self._constraint(len(ids)) for ids in prompts]
+            enforcers = [self._constraint(schema) for schema in schemas or [ACTION_JSON_SCHEMA] * len(prompts)]
             kwargs["prefix_allowed_tokens_fn"] = lambda row, sent: enforcers[row](row, sent)
         width = max(len(ids) for ids in prompts)
         pad = self.tokenizer.pad_token_id
@@ -208,14 +271,14 @@ def _constraint(tokenizer: Any) -> Any:
     data = TokenEnforcerTokenizerData(regular, lambda ids: tokenizer.decode(ids).rstrip("\ufffd"),
                                       tokenizer.eos_token_id, False, len(tokenizer))
 
-    def for_prompt(prompt_len: int) -> Any:
-        enforcer = TokenEnforcer(data, JsonSchemaParser(ACTION_JSON_SCHEMA))
+    def for_schema(schema: dict[str, Any]) -> Any:
+        enforcer = TokenEnforcer(data, JsonSchemaParser(schema))
 
         def allowed(batch_id: int, sent: Any) -> list[int]:
             return enforcer.get_allowed_tokens(sent.tolist()).allowed_tokens
         return allowed
 
-    return for_prompt
+    return for_schema
 
 
 def default_device() -> str:
