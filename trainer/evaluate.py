@@ -62,6 +62,7 @@ class EvalSummary:
     validity: float
     median_prompt_tokens: float
     records: list[EpisodeRecord] = field(default_factory=list)
+    harness: str = ""  # the version of the harness spec the episodes ran in
 
     def to_json_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -166,6 +167,7 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
     """Runs `policy` once on each task on a SimPhone inside the harness (`spec`) and summarises with
     intervals. With `batch_size` > 1 and a batching policy (ModelPolicy), that many episodes run at
     once and their prompts are decoded together (trainer.batched)."""
+    from devices.harness.spec import HarnessSpec
     from trainer.outcome import SUCCESS_SCORE
 
     stats = getattr(policy, "stats", None)
@@ -195,7 +197,9 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
             _evaluate_one_by_one(policy, tasks, spec, stats, record)
     validity = stats.validity if stats else 1.0
     prompt_tokens = list(stats.prompt_tokens) if stats else []
-    return summarise(policy.name, split, records, validity=validity, prompt_tokens=prompt_tokens, seed=seed)
+    summary = summarise(policy.name, split, records, validity=validity, prompt_tokens=prompt_tokens, seed=seed)
+    summary.harness = (spec or HarnessSpec.default()).version
+    return summary
 
 
 def _evaluate_one_by_one(policy: Any, tasks: Sequence[Any], spec: Any, stats: Any, record: Any) -> None:

@@ -9,6 +9,7 @@ weights the next generation's RL tasks toward weak templates.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
@@ -187,11 +188,15 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                     on_event: Callable[[Event], None] | None = None,
                     console: Console | None = None,
                     on_generation: Callable[[GenerationSummary], None] | None = None,
+                    harness: Callable[[], Any] | None = None,
                     ) -> list[GenerationSummary]:
     """SFT (generation 1) then GRPO+CARE (later ones) from `base_model`, evaluating and feeding back each time.
 
     `on_generation` is called with each generation's summary once its checkpoint is evaluated, before the next
-    one trains (`flywheel run` evolves the harness on the new model's failures there)."""
+    one trains (`flywheel run` evolves the harness on the new model's failures there). `harness` returns the
+    harness spec to train and evaluate in, asked once per generation so a promotion between generations
+    reaches GRPO's environments and the evaluation (default: the built-in harness)."""
+    from trainer.envs import PhoneEnvironment
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
     from trainer.rl import RlConfig, run_grpo
@@ -208,6 +213,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
     for generation in range(1, config.generations + 1):
         started = time.monotonic()
         target = out / f"gen{generation}"
+        spec = harness() if harness is not None else None
         if generation == 1:
             console.print(f"[bold]generation 1[/bold]: SFT of {model.name} on {Path(snapshot_dir).name}")
             result = run_sft(model, snapshot_dir, target, SftConfig(max_steps=config.sft_steps,
@@ -221,7 +227,8 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             rl = run_grpo(model, tasks, target, RlConfig(
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
                 max_completion_length=config.max_completion_length, max_tool_calls=config.max_tool_calls,
-                seed=config.seed + generation), run_id=run_id)
+                seed=config.seed + generation), run_id=run_id,
+                environment_factory=functools.partial(PhoneEnvironment, spec=spec))
             stage, metrics, groups = "rl", rl.metrics, rl.groups
             losses = {}
         import json
@@ -232,7 +239,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         for event in group_events(groups, run_id=run_id, causation_id=saved.event_id):
             emit(event)
         policy = load_policy(target, max_new_tokens=config.max_completion_length)
-        summary = evaluate_policy(policy, eval_tasks, split="dev", console=console)
+        summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec)
         emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)

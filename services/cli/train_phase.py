@@ -86,7 +86,8 @@ class TrainingPhase:
             self.harness = self.harness_rounds(run_id, model, emit)
             self.summaries = run_generations(
                 model, snapshot, self.out_dir, config, run_id=run_id, on_event=emit,
-                on_generation=self.harness.after_generation if self.harness else None)
+                on_generation=self.harness.after_generation if self.harness else None,
+                harness=self.harness.registry.current_spec if self.harness else None)
             producer.flush()
             for future in sent:
                 future.get(timeout=30)

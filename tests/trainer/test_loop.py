@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from devices.harness.spec import HarnessSpec
 from schemas.registry import validate_event
 from services.cli.main import app
 from trainer.loop import LoopConfig, run_generations
@@ -33,6 +34,24 @@ def test_two_generations_publish_checkpoints_groups_evals_and_feedback(tiny_mode
     assert feedback.weak_templates  # an untrained tiny model fails, so every evaluated template is weak
     report = next(e for e in events if e.type == "eval.reported")
     assert report.intervals["overall"].low <= report.overall <= report.intervals["overall"].high
+    assert {s.evaluation.harness for s in summaries} == {HarnessSpec.default().version}
+
+
+def test_each_generation_trains_and_is_evaluated_in_the_harness_current_then(tiny_model: Path,
+                                                                            oracle_snapshot: Path,
+                                                                            tmp_path: Path) -> None:
+    default = HarnessSpec.default()
+    promoted = default.model_copy(update={"playbook": ("Check the contact before texting.",), "parent": default.version})
+    current = iter([default, promoted])  # a promotion lands between the two generations
+    asked = []
+
+    def harness() -> HarnessSpec:
+        asked.append(next(current))
+        return asked[-1]
+
+    summaries = run_generations(tiny_model, oracle_snapshot, tmp_path, SMALL, harness=harness)
+    assert len(asked) == 2 and promoted.version != default.version
+    assert [s.evaluation.harness for s in summaries] == [default.version, promoted.version]
 
 
 def test_each_loop_event_goes_to_its_registered_topic() -> None:
