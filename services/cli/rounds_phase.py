@@ -1,6 +1,7 @@
 """The harness half of each generation in `flywheel run --generations N`.
 
-θ(k+1) = U_M(θ(k)) is the trainer's step (trainer.loop.run_generations, unchanged); after it,
+θ(k+1) = U_M(θ(k); ηk) is the trainer's step (trainer.loop.run_generations, in the registry's
+current harness); after it,
 η(k+1) = U_H(η(k); failures(θ(k+1), η(k))): the new checkpoint plays training-split tasks in
 the current harness (the data dir's HarnessRegistry, what the rollout service wraps its
 devices in), its failures become failure traces, the evolver proposes deltas, each goes

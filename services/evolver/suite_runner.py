@@ -49,15 +49,23 @@ def _tasks(split: Split, n_per_template: int, suite_seed: int,
 
 def suite_runner(make_policy: Callable[[], Policy], *, n_per_template: int = 2,
                  suite_seed: int = 0, templates: Sequence[str] | None = None,
-                 max_steps: int | None = None,
+                 max_steps: int | None = None, batch_size: int = 64,
                  ) -> Callable[[Mapping[str, Any], Split], list[EpisodeScore]]:
     """A gate runner: `(spec JSON, split) -> scores` of a fresh `make_policy()` on n seeded
     instances of every template serving the split (or only those named in `templates`), each
-    capped at `max_steps` steps when given (a slow model's budget)."""
+    capped at `max_steps` steps when given (a slow model's budget). A model policy (one with
+    `generate_batch`) plays up to `batch_size` episodes at once (trainer.batched)."""
     def run(spec: Mapping[str, Any], split: Split) -> list[EpisodeScore]:
         model = HarnessSpec.from_json_dict(normalise(spec))
         tasks = _tasks(split, n_per_template, suite_seed, templates, max_steps)
         policy = make_policy()
+        if hasattr(policy, "generate_batch"):  # a model policy: decode many episodes at once
+            from trainer.batched import run_batched
+
+            out = [EpisodeScore(e.task.task_id, e.task.template, e.task.family, e.score)
+                   for e in run_batched(policy, tasks, spec=model, batch_size=batch_size)]
+            logger.info("harness %s on %s: %d episodes (batched)", model.version, split, len(out))
+            return out
         harness = Harness(SimPhone(), model)
         try:
             out = []

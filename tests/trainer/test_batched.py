@@ -49,3 +49,28 @@ def test_invalid_answers_end_their_own_episode_only(tiny_model: Path) -> None:
 def test_batch_size_must_be_positive(tiny_model: Path) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         run_batched(load_policy(tiny_model), _tasks(1, 1), batch_size=0)
+
+
+class _OneAtATime:
+    """The same policy without `generate_batch`: the gate runner's one-by-one path."""
+
+    def __init__(self, policy) -> None:
+        self.policy, self.name = policy, policy.name
+
+    def begin(self, goal, catalogue) -> None:
+        self.policy.begin(goal, catalogue)
+
+    def next_action(self, observation):
+        return self.policy.next_action(observation)
+
+
+def test_the_evolver_gate_runner_batches_a_model_policy_with_the_same_scores(tiny_model: Path) -> None:
+    from devices.harness.spec import HarnessSpec
+    from services.evolver.suite_runner import suite_runner
+
+    spec = HarnessSpec.default().to_json_dict()
+    names = ["star_relation", "text_relation", "new_number_relation"]
+    batched = suite_runner(lambda: _searching_policy(tiny_model), templates=names, max_steps=2, batch_size=4)
+    single = suite_runner(lambda: _OneAtATime(_searching_policy(tiny_model)), templates=names, max_steps=2)
+    assert batched(spec, "dev") == single(spec, "dev")
+    assert len(batched(spec, "dev")) == 2 * len(names)
