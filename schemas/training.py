@@ -144,3 +144,4 @@ class EvalReported(Event):
     validity: float | None = Field(default=None, ge=0.0, le=1.0, description="Share of valid model answers.")
     intervals: dict[str, Interval] = Field(default_factory=dict,
                                            description="95% bootstrap intervals: overall, success, family names.")
+    harness: str | None = Field(default=None, description="The harness version the episodes ran in.")

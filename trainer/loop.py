@@ -102,7 +102,8 @@ def eval_event(summary: EvalSummary, subject_id: str, *, run_id: str, causation_
                         scores=FamilyScores(**families), overall=min(1.0, max(0.0, summary.overall)),
                         template_scores=summary.templates, tier_scores=summary.tiers, success=summary.success,
                         mean_output_tokens=summary.mean_output_tokens, mean_tool_calls=summary.mean_tool_calls,
-                        validity=min(1.0, max(0.0, summary.validity)), intervals=intervals)
+                        validity=min(1.0, max(0.0, summary.validity)), intervals=intervals,
+                        harness=summary.harness or None)
 
 
 def feedback_stats(summary: EvalSummary, losses: dict[str, float] | None = None) -> list[FeedbackStat]:

@@ -164,6 +164,7 @@ def eval_cmd(
     context: Annotated[str, typer.Option(help="Prompt rendering: planner (chat turns, as GRPO) or harness "
                                           "(the harness's compact context, as curator snapshots).")] = "planner",
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the split.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Episodes decoded together (a GPU takes hundreds).")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
 ) -> None:
     """Score a checkpoint on a split: overall, per family and tier, success, tokens, tool calls, 95% intervals."""
@@ -179,7 +180,7 @@ def eval_cmd(
         raise _fail(str(error)) from None
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
              for t in generate_split(split.value, n, seed)][:limit]
-    summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json)
+    summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json, batch_size=batch_size)
     event = eval_event(summary, policy.name.removeprefix("model:"), run_id="manual")
     if as_json:
         typer.echo(event.model_dump_json(indent=2))

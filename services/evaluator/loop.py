@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
@@ -24,22 +25,39 @@ EVALS = TOPICS["flywheel.evals"]
 SEND_TIMEOUT_S = 30.0
 
 
+def job_harness(job: EvalJob, settings: EvaluatorSettings) -> Any:
+    """The harness spec `job` runs in: a checkpoint in the registry's current harness (what
+    rollouts use), a promoted harness version in that version. Raises RegistryError or
+    SpecError (one sentence) when the registry cannot give it."""
+    from devices.harness.spec import HarnessSpec
+    from services.evolver.registry import HarnessRegistry
+
+    registry = HarnessRegistry(settings.harness_dir)
+    if job.subject == "checkpoint":
+        return registry.current_spec()
+    return HarnessSpec.from_json_dict(registry.get(job.subject_id))
+
+
 def evaluate_job(job: EvalJob, settings: EvaluatorSettings) -> Event | None:
-    """eval.reported for `job`, or None (logged) when its checkpoint directory is missing."""
+    """eval.reported for `job`, or None (logged) when its checkpoint or its harness is missing."""
+    from devices.harness.spec import SpecError
     from devices.suite.instances import generate_split
+    from services.evolver.registry import RegistryError
     from trainer.evaluate import evaluate_policy
     from trainer.loop import eval_event
     from trainer.models import ModelError
     from trainer.policy import load_policy
 
     try:
+        spec = job_harness(job, settings)
         policy = load_policy(settings.checkpoints_dir / job.checkpoint_id)
-    except ModelError as error:
+    except (ModelError, RegistryError, SpecError) as error:
         logger.warning("cannot evaluate %s %s: %s", job.subject, job.subject_id, error)
         return None
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, settings.max_steps)})
              for t in generate_split(settings.split, settings.n_per_template, settings.suite_seed)]
-    summary = evaluate_policy(policy, tasks[:settings.limit], split=settings.split, progress=False)
+    summary = evaluate_policy(policy, tasks[:settings.limit], split=settings.split, progress=False, spec=spec,
+                              batch_size=settings.batch_size)
     return eval_event(summary, job.subject_id, run_id=job.correlation_id, causation_id=job.causation_id,
                       subject=job.subject)
 

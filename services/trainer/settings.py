@@ -42,6 +42,9 @@ class EvaluatorSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FLYWHEEL_EVALUATOR_", frozen=True, extra="ignore")
 
     checkpoints_dir: Path = Field(default=Path("var/checkpoints"), description="Where the trainer writes checkpoints.")
+    harness_dir: Path = Field(default=Path("var/harness"), description=(
+        "The harness registry: a checkpoint is scored in its current harness, a promoted version in itself."))
+    batch_size: int = Field(default=16, ge=1, description="Episodes decoded together.")
     group_id: str = Field(default="evaluator", min_length=1, description="Consumer group of the evaluator.")
     split: str = Field(default="dev", pattern="^(dev|test)$", description="dev or test.")
     n_per_template: int = Field(default=1, ge=1, description="Instances per template.")

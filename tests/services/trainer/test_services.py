@@ -6,6 +6,7 @@ import hashlib
 import threading
 from pathlib import Path
 
+from devices.harness.spec import HarnessSpec
 from schemas.harness import HarnessPromoted
 from schemas.observations import BlobRef
 from schemas.training import CheckpointSaved, DatasetSnapshotted
@@ -73,3 +74,26 @@ def test_snapshot_event_becomes_checkpoint_then_eval_report(bootstrap: str, fres
     report = got[0]
     assert report.subject == "checkpoint" and report.subject_id == "sft-snap-test" and report.episodes == 2
     assert report.correlation_id == "run-7" and "overall" in report.intervals
+    assert report.harness == HarnessSpec.default().version  # an empty registry: the built-in harness
+
+
+def test_a_promoted_harness_is_scored_in_itself_and_a_missing_one_is_not_scored(tiny_model: Path,
+                                                                                 tmp_path: Path) -> None:
+    from services.evaluator.decide import EvalJob
+    from services.evaluator.loop import evaluate_job
+    from services.evolver.registry import HarnessRegistry
+    from trainer.models import build_tiny
+
+    build_tiny(tmp_path / "checkpoints" / "sft-1")
+    registry = HarnessRegistry(tmp_path / "harness")
+    default = HarnessSpec.default()
+    promoted = default.model_copy(update={"playbook": ("Read before you write.",)})
+    registry.init(default.to_json_dict())
+    registry.promote(promoted.to_json_dict())
+    settings = load_evaluator_settings(checkpoints_dir=tmp_path / "checkpoints", harness_dir=tmp_path / "harness",
+                                       limit=1, max_steps=1)
+    old = evaluate_job(EvalJob("harness", default.version, "sft-1", "c", "run-7"), settings)
+    new = evaluate_job(EvalJob("harness", promoted.version, "sft-1", "c", "run-7"), settings)
+    current = evaluate_job(EvalJob("checkpoint", "sft-1", "sft-1", "c", "run-7"), settings)
+    assert (old.harness, new.harness, current.harness) == (default.version, promoted.version, promoted.version)
+    assert evaluate_job(EvalJob("harness", "0123456789ab", "sft-1", "c", "run-7"), settings) is None
