@@ -58,6 +58,8 @@ class LoopConfig:
     eval_n: int = field(default=1, metadata={"help": "Dev instances per template in each evaluation."})
     eval_templates: int = field(default=6, metadata={"help": "Dev templates evaluated (0: all)."})
     eval_max_steps: int = field(default=4, metadata={"help": "Steps per evaluation episode."})
+    eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together."})
+    sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
 
 
@@ -217,9 +219,9 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         spec = harness() if harness is not None else None
         if generation == 1:
             console.print(f"[bold]generation 1[/bold]: SFT of {model.name} on {Path(snapshot_dir).name}")
-            result = run_sft(model, snapshot_dir, target, SftConfig(max_steps=config.sft_steps,
-                                                                    learning_rate=config.sft_lr, batch_size=4,
-                                                                    seed=config.seed), run_id=run_id)
+            result = run_sft(model, snapshot_dir, target, SftConfig(
+                max_steps=config.sft_steps, learning_rate=config.sft_lr, batch_size=config.sft_batch_size,
+                seed=config.seed), run_id=run_id)
             stage, metrics, groups = "sft", result.metrics, []
             losses = result.template_losses
         else:
@@ -240,7 +242,8 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         for event in group_events(groups, run_id=run_id, causation_id=saved.event_id):
             emit(event)
         policy = load_policy(target, max_new_tokens=config.max_completion_length)
-        summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec)
+        summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec,
+                                  batch_size=config.eval_batch_size)
         emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
