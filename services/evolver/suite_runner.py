@@ -114,11 +114,7 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
         out: list[Event] = []
         try:
             for task in tasks:
-                proposed = TaskProposed(
-                    event_id=derived_id("task.proposed", correlation, task.task_id),
-                    source=SOURCE, correlation_id=correlation, task_id=task.task_id,
-                    template=task.template, family=task.family, split=task.split,
-                    index=task.index, params=task.params, goal=task.goal)
+                proposed = _proposed(task, correlation)
                 episode, final = _episode(harness, task, policy, harness_spec.version,
                                           proposed)
                 out += [proposed, episode, *_judge(task, episode, final)]
@@ -132,17 +128,20 @@ def suite_collector(make_policy: Callable[[], Policy] | None = None, *, split: S
     return collect
 
 
+def _proposed(task: Any, correlation: str) -> TaskProposed:
+    """The task.proposed event of a round's task (its id derived, so a rerun names it the same)."""
+    return TaskProposed(event_id=derived_id("task.proposed", correlation, task.task_id), source=SOURCE,
+                        correlation_id=correlation, task_id=task.task_id, template=task.template,
+                        family=task.family, split=task.split, index=task.index, params=task.params,
+                        goal=task.goal)
+
+
 def _demonstrations(harness: Harness, tasks: Sequence[Any], policy: Policy, version: str,
                     correlation: str) -> list[Event]:
     """The solved episodes of `policy` on `tasks`, with their passing verdicts."""
     out: list[Event] = []
     for task in tasks:
-        proposed = TaskProposed(
-            event_id=derived_id("task.proposed", correlation, task.task_id),
-            source=SOURCE, correlation_id=correlation, task_id=task.task_id,
-            template=task.template, family=task.family, split=task.split,
-            index=task.index, params=task.params, goal=task.goal)
-        episode, final = _episode(harness, task, policy, version, proposed, tag="demo")
+        episode, final = _episode(harness, task, policy, version, _proposed(task, correlation), tag="demo")
         verdict, *_ = _judge(task, episode, final)
         if verdict.passed:  # type: ignore[attr-defined]
             out += [episode, verdict]
