@@ -2,8 +2,9 @@
 
 Every episode's checker score, success, output tokens, actions and invalid answers are kept;
 scores are aggregated per template, family and tier, and the overall score is the suite's
-weighting of family means. Intervals come from a stratified bootstrap over episodes (each
-template's episodes resampled with replacement), so a template never drops out of a resample.
+weighting of family means. Intervals come from a two-level bootstrap: each family's templates
+resampled with replacement, then each drawn template's episodes, so the spread between templates
+counts even with one episode per template (the suite's default), and no family drops out.
 """
 
 from __future__ import annotations
