@@ -2,7 +2,11 @@
 
 `ModelPolicy` follows the harness's Policy protocol (`begin(goal, catalogue)`,
 `next_action(observation)`): it sees the goal, the catalogue and observations only. Output that is not a valid action
-is counted as `invalid` and ends the episode with `finish`; it never raises.
+is counted as `invalid` and ends the episode with `finish`; it never raises. With `constrained=True`
+the answer is decoded under lm-format-enforcer's JSON-schema constraint: the episode's
+`answer_schema` (one planner action, tools/skills/sub-agents of its catalogue, closed objects).
+`generate_batch` decodes many episodes' prompts at once (trainer.batched drives it); on a GPU
+`load_policy` puts the model there in bf16.
 """
 
 from __future__ import annotations
