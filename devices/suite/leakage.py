@@ -26,7 +26,8 @@ from devices.suite.pools import Pool, all_pools
 from devices.suite.registry import all_templates, templates_for
 from devices.suite.template import SplitError, Template
 
-__all__ = ["MIN_HELD_OUT_FRACTION", "LeakReport", "check_leakage", "check_no_test_leak", "foreign_mentions"]
+__all__ = ["MIN_HELD_OUT_FRACTION", "MIN_VALUE_LEN", "LeakReport", "check_leakage", "check_no_test_leak",
+           "foreign_mentions", "uncovered_mentions", "value_pattern"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ MIN_HELD_OUT_FRACTION = 0.2
 # Instances per template and split drawn to check generation for real.
 _SAMPLE_PER_TEMPLATE = 12
 # Shorter strings ("5", "on") are too common in ordinary text to prove anything.
-_MIN_VALUE_LEN = 3
+MIN_VALUE_LEN = 3
 _SPLITS = ("train", "dev", "test")
 # Which other splits' values a split must never mention.
 _FORBIDDEN = {"dev": ("train",), "test": ("train", "dev")}
@@ -60,20 +61,37 @@ class LeakReport:
 
 
 def _strings(pools: Iterable[Pool], split: str) -> set[str]:
-    return {v for p in pools for v in p.values(split) if isinstance(v, str) and len(v) >= _MIN_VALUE_LEN}
+    return {v for p in pools for v in p.values(split) if isinstance(v, str) and len(v) >= MIN_VALUE_LEN}
 
 
-def _pattern(values: set[str]) -> re.Pattern[str] | None:
+def value_pattern(values: set[str]) -> re.Pattern[str] | None:
+    """A regex matching any of `values` as a whole word (longest first), or None for no values."""
     if not values:
         return None
     body = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
     return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
 
 
+def uncovered_mentions(text: str, own: re.Pattern[str] | None,
+                       others: Iterable[tuple[str, re.Pattern[str] | None]]) -> list[str]:
+    """`"<split> value '<v>'"` for each match of an `others` pattern in `text` that does not lie
+    inside a match of `own` ("Noor" inside the own-split "Noor Haddad" does not count)."""
+    covered = [m.span() for m in own.finditer(text)] if own else []
+    found = []
+    for split, pattern in others:
+        if pattern is None:
+            continue
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            if not any(a <= start and end <= b for a, b in covered):
+                found.append(f"{split} value {m.group(0)!r}")
+    return found
+
+
 @cache
 def _patterns(pool_ids: tuple[int, ...]) -> dict[str, re.Pattern[str] | None]:
     pools = [p for p in all_pools() if id(p) in pool_ids]
-    return {split: _pattern(_strings(pools, split)) for split in _SPLITS}
+    return {split: value_pattern(_strings(pools, split)) for split in _SPLITS}
 
 
 def foreign_mentions(text: str, split: str, pools: Sequence[Pool] | None = None) -> list[str]:
@@ -81,18 +99,7 @@ def foreign_mentions(text: str, split: str, pools: Sequence[Pool] | None = None)
     if split not in _FORBIDDEN:
         return []
     patterns = _patterns(tuple(sorted(id(p) for p in (all_pools() if pools is None else pools))))
-    own = patterns[split]
-    covered = [m.span() for m in own.finditer(text)] if own else []
-    found = []
-    for other in _FORBIDDEN[split]:
-        pattern = patterns[other]
-        if pattern is None:
-            continue
-        for m in pattern.finditer(text):
-            start, end = m.span()
-            if not any(a <= start and end <= b for a, b in covered):
-                found.append(f"{other} value {m.group(0)!r}")
-    return found
+    return uncovered_mentions(text, patterns[split], [(other, patterns[other]) for other in _FORBIDDEN[split]])
 
 
 def _instances(template: Template, split: str, n: int, seed: int) -> list[tuple[Any, list[tuple[Pool, Any]]]]:

@@ -14,6 +14,7 @@ import re
 from functools import cache
 from typing import Any
 
+from devices.suite.leakage import MIN_VALUE_LEN, uncovered_mentions, value_pattern
 from devices.suite.pools import all_pools
 from devices.suite.registry import all_templates
 
@@ -21,16 +22,7 @@ __all__ = ["held_out_mentions", "task_text"]
 
 logger = logging.getLogger(__name__)
 
-#: Shorter pool values ("5", "on") are too common in ordinary text to prove a leak.
-_MIN_VALUE_LEN = 3
 _LETTER = re.compile(r"[A-Za-z]")
-
-
-def _pattern(values: set[str]) -> re.Pattern[str] | None:
-    if not values:
-        return None
-    body = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
-    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
 
 
 @cache
@@ -40,28 +32,18 @@ def _split_patterns() -> dict[str, re.Pattern[str] | None]:
     all_templates()  # every template module imported: all_pools() is only what was built
     pools = all_pools()
     values = {split: {v for p in pools for v in p.values(split)
-                      if isinstance(v, str) and len(v) >= _MIN_VALUE_LEN and _LETTER.search(v)}
+                      if isinstance(v, str) and len(v) >= MIN_VALUE_LEN and _LETTER.search(v)}
               for split in ("train", "dev", "test")}
-    return {"train": _pattern(values["train"]),
-            "dev": _pattern(values["dev"] - values["train"]),
-            "test": _pattern(values["test"] - values["train"])}
+    return {"train": value_pattern(values["train"]),
+            "dev": value_pattern(values["dev"] - values["train"]),
+            "test": value_pattern(values["test"] - values["train"])}
 
 
 def held_out_mentions(text: str) -> list[str]:
     """Dev or test pool values that `text` mentions outside any train value (the suite's
     pools are disjoint per split, so a train instance mentions none)."""
     patterns = _split_patterns()
-    own = patterns["train"]
-    covered = [m.span() for m in own.finditer(text)] if own else []
-    found = []
-    for split in ("dev", "test"):
-        pattern = patterns[split]
-        if pattern is None:
-            continue
-        for m in pattern.finditer(text):
-            if not any(a <= m.start() and m.end() <= b for a, b in covered):
-                found.append(f"{split} value {m.group(0)!r}")
-    return found
+    return uncovered_mentions(text, patterns["train"], [(split, patterns[split]) for split in ("dev", "test")])
 
 
 def task_text(goal: str, params: Any) -> str:
