@@ -90,7 +90,8 @@ def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None,
                 continue
             prompts = [e.agent.prompt_ids(e.agent.prompt_messages(e.observation)) for e in live]
             before = len(policy.stats.output_tokens)
-            texts = policy.generate_batch(prompts, [e.agent.answer_schema() for e in live])
+            schemas = [e.agent.answer_schema() for e in live] if policy.constrained else None
+            texts = policy.generate_batch(prompts, schemas)
             counts = policy.stats.output_tokens[before:]
             for episode, text, count in zip(live, texts, counts, strict=True):
                 invalid_before = policy.stats.invalid

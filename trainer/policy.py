@@ -142,6 +142,7 @@ class ModelPolicy:
         self._constraint = _constraint(tokenizer) if constrained else None
         self._goal = ""
         self._catalogue: Any = None
+        self._schema: dict[str, Any] | None = None
         self._context: str | None = None
         self._steps: list[tuple[Any, Observation]] = []
         self._last: Any = None
@@ -152,6 +153,7 @@ class ModelPolicy:
         """Starts an episode: the goal text and the harness's catalogue."""
         self._goal, self._catalogue = goal, catalogue
         self._context = None
+        self._schema = None
         self._steps = []
         self._last = None
         self.last_invalid = None
@@ -168,11 +170,19 @@ class ModelPolicy:
 
     def next_action(self, observation: Observation) -> Any:
         ids = self.prompt_ids(self.prompt_messages(observation))
-        return self.accept(self.generate_batch([ids], [self.answer_schema()])[0])
+        return self.accept(self.generate_batch([ids], [self.answer_schema()] if self.constrained else None)[0])
+
+    @property
+    def constrained(self) -> bool:
+        """Whether answers are decoded under the JSON-schema constraint."""
+        return self._constraint is not None
 
     def answer_schema(self) -> dict[str, Any]:
-        """What a constrained answer of this episode may be (`answer_schema` of its catalogue)."""
-        return answer_schema(self._catalogue)
+        """What a constrained answer of this episode may be (`answer_schema` of its catalogue,
+        built once per episode)."""
+        if self._schema is None:
+            self._schema = answer_schema(self._catalogue)
+        return self._schema
 
     def accept(self, text: str) -> Any:
         """The action in `text` (this episode's answer to its last prompt); invalid output counts as
