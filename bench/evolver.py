@@ -41,7 +41,7 @@ from services.evolver.delta import apply_delta
 from services.evolver.gate import evaluate_proposal
 from services.evolver.paired import compare
 from services.evolver.propose import arguments_from_calls, distil_skill, success_from_episode
-from services.evolver.suite_runner import suite_collector, suite_runner
+from services.evolver.suite_runner import oracle_calls, suite_collector, suite_runner
 
 console = Console()
 
@@ -76,21 +76,6 @@ def gate_cost(reps: int, n: int) -> Table:
     return table
 
 
-def _oracle_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:
-    harness = Harness(SimPhone())
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    calls = []
-    while not observation.done:
-        action = oracle.next_action(observation)
-        if action.action_type == "tool_call":
-            calls.append((action.name, dict(action.arguments)))
-        observation = harness.act(action)
-    return calls
-
-
 def skill_generalisation(train: int, dev: int) -> Table:
     default = HarnessSpec.default().to_json_dict()
     events = suite_collector(OraclePolicy, n_per_template=train)(None, default, 1)
@@ -118,7 +103,7 @@ def skill_generalisation(train: int, dev: int) -> Table:
             harness = Harness(SimPhone(), spec)
             harness.reset(task)
             harness.act(UseSkill(skill=skill_name,
-                                 arguments=arguments_from_calls(skill, _oracle_calls(task))))
+                                 arguments=arguments_from_calls(skill, oracle_calls(task))))
             harness.act(Finish())
             wins += score_final_state(task, harness.final_state()).score == 1.0
         per_family[family][2] += wins == dev

@@ -30,6 +30,7 @@ __all__ = [
     "find_tansu",
     "free_port",
     "kafka_answers",
+    "pid_exists",
 ]
 
 logger = logging.getLogger(__name__)
@@ -110,13 +111,20 @@ def kafka_answers(bootstrap: str, timeout_ms: int = PROBE_TIMEOUT_MS) -> bool:
         admin.close()
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process `pid` exists (a zombie does; one owned by another user does)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    if not pid_exists(pid):
+        return False
     with contextlib.suppress(OSError):  # a zombie is not a running broker
         status = Path(f"/proc/{pid}/stat").read_text()
         if status.rsplit(")", 1)[-1].split()[0] == "Z":

@@ -24,6 +24,7 @@ __all__ = [
     "LogKind",
     "SimSnapshot",
     "SimState",
+    "StateReads",
     "copy_json",
 ]
 
@@ -120,7 +121,42 @@ class SimSnapshot:
     ui: dict[str, Any] = field(default_factory=dict)
 
 
-class SimState:
+class StateReads:
+    """The checker read API (rows, row, settings, memory, log), returning copies, over a class's
+    `_table(app, table)` id→row map and its `_settings`, `_memory` and `_log`; SimState and the
+    verifier's StateView share it."""
+
+    __slots__ = ()
+    _settings: dict[str, Any]
+    _memory: dict[str, Any]
+    _log: list[LogEntry]
+
+    def _table(self, app: str, table: str) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def rows(self, app: str, table: str) -> list[dict[str, Any]]:
+        """Copies of every row of `app.table`, in insertion order."""
+        return [copy_json(r) for r in self._table(app, table).values()]
+
+    def row(self, app: str, table: str, row_id: str) -> dict[str, Any] | None:
+        """A copy of one row by id, or None."""
+        found = self._table(app, table).get(row_id)
+        return None if found is None else copy_json(found)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings)
+
+    @property
+    def memory(self) -> dict[str, Any]:
+        return copy_json(self._memory)
+
+    @property
+    def log(self) -> list[LogEntry]:
+        return list(self._log)
+
+
+class SimState(StateReads):
     """The live state of one simulated phone. Tools write through the methods below."""
 
     __slots__ = (
@@ -165,28 +201,7 @@ class SimState:
         # app → write count; screens cache on it (not part of a snapshot).
         self.versions: dict[str, int] = dict.fromkeys(APPS, 0)
 
-    # ---- reading (what checkers use) -------------------------------------------------
-    def rows(self, app: str, table: str) -> list[dict[str, Any]]:
-        """Copies of every row of `app.table`, in insertion order."""
-        return [copy_json(r) for r in self._table(app, table).values()]
-
-    def row(self, app: str, table: str, row_id: str) -> dict[str, Any] | None:
-        """A copy of one row by id, or None."""
-        found = self._table(app, table).get(row_id)
-        return None if found is None else copy_json(found)
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        return dict(self._settings)
-
-    @property
-    def memory(self) -> dict[str, Any]:
-        return copy_json(self._memory)
-
-    @property
-    def log(self) -> list[LogEntry]:
-        return list(self._log)
-
+    # ---- reading (what checkers use: rows, row, settings, memory, log from StateReads) ------
     @property
     def faults(self) -> list[tuple[int, str]]:
         """(step, fault kind) for every fault injected so far."""

@@ -14,6 +14,7 @@ import importlib
 import logging
 import random
 import string
+from collections.abc import Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from devices.harness.catalogue import Catalogue
@@ -50,6 +51,7 @@ __all__ = [
     "PolicyLoadError",
     "PolicyName",
     "RandomPolicy",
+    "ScriptOracle",
     "load_policy",
     "make_policy",
 ]
@@ -94,16 +96,15 @@ class PolicyLoadError(ValueError):
     """`--policy MODULE:CLASS` names something that cannot be imported or is not a policy."""
 
 
-class OraclePolicy:
-    """Runs the template's scripted expert; finishes if the script runs out.
-
-    Privileged: `prepare(task)` gives it the template and the params' intent before `begin`.
-    """
+class ScriptOracle:
+    """What every oracle shares: privileged, `prepare(task)` before `begin`, which turns the task
+    into a script of actions (`_new_script`) that reads observations through `_observe`; it
+    finishes if the script runs out."""
 
     name = "oracle"
 
     def __init__(self) -> None:
-        self._script: Any = None
+        self._script: Iterator[Any] | None = None
         self._task: TaskInstance | None = None
         self._last: Observation | None = None
 
@@ -114,10 +115,13 @@ class OraclePolicy:
     def begin(self, goal: str, catalogue: Catalogue) -> None:
         if self._task is None:
             raise RuntimeError("the oracle must be prepared with its task before begin()")
-        template = get_template(self._task.template)
+        script = self._new_script(self._task)
         self._last = None
-        self._script = iter(template.oracle(dict(self._task.params), self._observe))
+        self._script = script
         self._task = None
+
+    def _new_script(self, task: TaskInstance) -> Iterator[Any]:
+        raise NotImplementedError
 
     def _observe(self) -> Observation:
         if self._last is None:
@@ -126,10 +130,22 @@ class OraclePolicy:
 
     def next_action(self, observation: Observation) -> Any:
         self._last = observation
+        assert self._script is not None, "prepare() and begin() first"
         try:
             return next(self._script)
         except StopIteration:
             return Finish()
+
+
+class OraclePolicy(ScriptOracle):
+    """Runs the template's scripted expert; finishes if the script runs out.
+
+    Privileged: `prepare(task)` gives it the template and the params' intent before `begin`.
+    """
+
+    def _new_script(self, task: TaskInstance) -> Iterator[Any]:
+        template = get_template(task.template)
+        return iter(template.oracle(dict(task.params), self._observe))
 
 
 class NoopPolicy:

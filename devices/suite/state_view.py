@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from devices.sim.state import LogEntry, copy_json
+from devices.sim.state import LogEntry, StateReads, copy_json
 
 __all__ = ["FinalStateError", "StateView"]
 
@@ -24,7 +24,7 @@ class FinalStateError(ValueError):
     """The final-state JSON is not in the contract's shape."""
 
 
-class StateView:
+class StateView(StateReads):
     """A read-only view with the same read API as SimState (rows, row, settings, memory, log, answer)."""
 
     __slots__ = ("_log", "_memory", "_settings", "_tables", "answer", "clock_ms", "goal_status")
@@ -73,13 +73,9 @@ class StateView:
                 "memory": copy_json(self._memory), "log": [e.to_dict() for e in self._log],
                 "answer": self.answer, "goal_status": self.goal_status, "clock_ms": self.clock_ms}
 
-    # ---- the checker read API ----------------------------------------------------------
-    def rows(self, app: str, table: str) -> list[dict[str, Any]]:
-        return [copy_json(r) for r in self.table(app, table).values()]
-
-    def row(self, app: str, table: str, row_id: str) -> dict[str, Any] | None:
-        found = self.table(app, table).get(row_id)
-        return None if found is None else copy_json(found)
+    # ---- the checker read API (rows, row, settings, memory, log from StateReads) --------
+    def _table(self, app: str, table: str) -> dict[str, dict[str, Any]]:
+        return self.table(app, table)
 
     def table(self, app: str, table: str) -> dict[str, dict[str, Any]]:
         """The id→row map of one table (empty when the app or table is absent); do not mutate."""
@@ -87,15 +83,3 @@ class StateView:
 
     def tables(self) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
         return self._tables
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        return dict(self._settings)
-
-    @property
-    def memory(self) -> dict[str, Any]:
-        return copy_json(self._memory)
-
-    @property
-    def log(self) -> list[LogEntry]:
-        return list(self._log)

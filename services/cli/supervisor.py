@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from streams.broker import pid_exists
 from streams.dlq import error_sentence
 
 __all__ = ["RunRecord", "Service", "Supervisor", "kept_broker_pid", "previous_run_report"]
@@ -176,16 +177,6 @@ class RunRecord:
         self.path.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def kept_broker_pid(data_dir: Path) -> int | None:
     """The pid of the local broker a previous run left running (it did not stop cleanly), or
     None; the next run adopts that broker and stops it when it is done."""
@@ -209,7 +200,7 @@ def previous_run_report(data_dir: Path, broker_reused: bool) -> str | None:
     except (OSError, ValueError):
         return f"the record of a previous run ({path}) is unreadable; it may have lost events"
     pid = int(record.get("pid", 0) or 0)
-    if pid and pid != os.getpid() and _alive(pid):
+    if pid and pid != os.getpid() and pid_exists(pid):
         return None  # still running (a second `flywheel run` against its broker)
     path.unlink(missing_ok=True)
     buffered = int(record.get("buffered", 0) or 0)

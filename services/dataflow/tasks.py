@@ -16,13 +16,13 @@ from typing import Any
 from devices.harness.harness import Harness
 from devices.protocol import TaskInstance
 from devices.suite.diff import CheckResult, check_change
+from devices.suite.policies import ScriptOracle
 from devices.suite.registry import get_template
 from devices.suite.scoring import initial_view
 from devices.suite.scoring import score_final_state as score_template
 from devices.suite.state_view import StateView
 from devices.suite.template import Observe
 from schemas.actions import Finish
-from schemas.observations import Observation
 from schemas.tasks import Origin, TaskProposed, Tier
 
 __all__ = [
@@ -92,39 +92,12 @@ def new_harness(device_id: str = "sim-0") -> Harness:
 
 # ---- the oracle of any task ------------------------------------------------------------------
 
-class ScriptedOracle:
+class ScriptedOracle(ScriptOracle):
     """The scripted expert for any task (template or composed). Privileged like the suite's
     OraclePolicy: `prepare(task)` before `begin`; it reads ids and values from observations."""
 
-    name = "oracle"
-
-    def __init__(self) -> None:
-        self._task: TaskInstance | None = None
-        self._script: Iterator[Any] | None = None
-        self._last: Observation | None = None
-
-    def prepare(self, task: TaskInstance) -> None:
-        self._task = task
-
-    def begin(self, goal: str, catalogue: Any) -> None:
-        if self._task is None:
-            raise RuntimeError("the oracle must be prepared with its task before begin()")
-        self._last = None
-        self._script = _chain(_parts(self._task), self._observe)
-        self._task = None
-
-    def _observe(self) -> Observation:
-        if self._last is None:
-            raise RuntimeError("the oracle asked for an observation before the episode started")
-        return self._last
-
-    def next_action(self, observation: Observation) -> Any:
-        self._last = observation
-        assert self._script is not None, "prepare() and begin() first"
-        try:
-            return next(self._script)
-        except StopIteration:
-            return Finish()
+    def _new_script(self, task: TaskInstance) -> Iterator[Any]:
+        return _chain(_parts(task), self._observe)
 
 
 def _chain(parts: list[tuple[str, dict[str, Any]]], observe: Observe) -> Iterator[Any]:

@@ -79,12 +79,8 @@ def execute(device: Device, directive: Execute, guard: ActionGuard) -> DeviceOut
             else f"{request.request} on {device_id}")
     try:
         observation, state = guard.call(lambda: perform(device, request), what)
-    except DeviceLost as error:
-        return DeviceOutcome(request, "lost", message=str(error))
-    except (ActionTimedOut, TimeoutError) as error:
-        return DeviceOutcome(request, "timeout", message=f"{device_id} timed out: {error}")
-    except DeviceBusy as error:
-        return DeviceOutcome(request, "busy", message=f"{device_id}: {error}")
+    except (DeviceLost, ActionTimedOut, TimeoutError, DeviceBusy) as error:
+        return _unavailable(request, device_id, error)
     except DeviceError as error:  # refused, but alive: the episode goes on with the reason
         logger.warning("%s could not execute %s: %s", device_id, request.action.action_type,
                        error)
@@ -102,6 +98,15 @@ def execute(device: Device, directive: Execute, guard: ActionGuard) -> DeviceOut
         return DeviceOutcome(request, "crashed",
                              message=f"{device_id} crashed: {type(error).__name__}: {error}")
     return DeviceOutcome(request, "observed", observation=observation, device_state=state)
+
+
+def _unavailable(request: ActionRequested, device_id: str, error: Exception) -> DeviceOutcome:
+    """The outcome of a device that is lost, timed out or busy (checked in that order)."""
+    if isinstance(error, DeviceLost):
+        return DeviceOutcome(request, "lost", message=str(error))
+    if isinstance(error, (ActionTimedOut, TimeoutError)):
+        return DeviceOutcome(request, "timeout", message=f"{device_id} timed out: {error}")
+    return DeviceOutcome(request, "busy", message=f"{device_id}: {error}")
 
 
 def perform(device: Device, request: ActionRequested) -> tuple[Observation, dict | None]:
@@ -144,12 +149,8 @@ def _reset(device: Device, request: ActionRequested, task: object, guard: Action
     what = f"reset of {device_id} to {getattr(task, 'task_id', task)}"
     try:
         guard.call(lambda: device.reset(task), what)  # type: ignore[arg-type]
-    except DeviceLost as error:
-        return DeviceOutcome(request, "lost", message=str(error))
-    except (ActionTimedOut, TimeoutError) as error:
-        return DeviceOutcome(request, "timeout", message=f"{device_id} timed out: {error}")
-    except DeviceBusy as error:
-        return DeviceOutcome(request, "busy", message=f"{device_id}: {error}")
+    except (DeviceLost, ActionTimedOut, TimeoutError, DeviceBusy) as error:
+        return _unavailable(request, device_id, error)
     except DeviceError as error:
         return DeviceOutcome(request, "reset_failed",
                              message=f"{what} failed, so episode {request.episode_id} cannot "

@@ -27,7 +27,7 @@ from services.evolver.delta import normalise
 from services.evolver.paired import EpisodeScore
 from services.evolver.propose import refused_tools
 
-__all__ = ["SOURCE", "play_episode", "suite_collector", "suite_runner"]
+__all__ = ["SOURCE", "oracle_calls", "play_episode", "suite_collector", "suite_runner"]
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +165,22 @@ def play_episode(harness: Harness, task: Any, policy: Policy) -> tuple[list[Step
         logger.info("episode of %s ended by the policy: %s", task.task_id, error)
         return steps, "error", f"{type(error).__name__}: {error}"
     return steps, "finished" if observation.done else "max_steps", None
+
+
+def oracle_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The oracle's tool calls on `task` (what a planner would pass the skill)."""
+    harness = Harness(SimPhone())
+    observation = harness.reset(task)
+    oracle = OraclePolicy()
+    oracle.prepare(task)
+    oracle.begin(task.goal, harness.catalogue())
+    calls = []
+    while not observation.done:
+        action = oracle.next_action(observation)
+        if action.action_type == "tool_call":
+            calls.append((action.name, dict(action.arguments)))
+        observation = harness.act(action)
+    return calls
 
 
 def _episode(harness: Harness, task: Any, policy: Policy, version: str, proposed: Event,

@@ -170,6 +170,15 @@ def _run(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
                   env, log)
 
 
+def _run_setup(tmp_path: Path) -> tuple[Path, str, ArchiveStore, Path, dict[str, str]]:
+    """A fresh data dir and broker port for `flywheel run`: the data dir, the bootstrap, the
+    archive store, the run's log file and its environment."""
+    data_dir, port = tmp_path / "var", free_port()
+    store = ArchiveStore(data_dir / "archive")
+    env = _env(FLYWHEEL_DATA_DIR=str(data_dir), FLYWHEEL_BROKER_PORT=str(port))
+    return data_dir, f"127.0.0.1:{port}", store, tmp_path / "run.log", env
+
+
 def _wait_for_run(bootstrap: str, store: ArchiveStore, log: Path,
                   process: subprocess.Popen[bytes]) -> None:
     _wait(lambda: kafka_answers(bootstrap) and "flywheel.tasks" in list_topics(bootstrap),
@@ -178,11 +187,7 @@ def _wait_for_run(bootstrap: str, store: ArchiveStore, log: Path,
 
 def test_broker_kill9_under_run_is_noticed_in_one_sentence_and_loses_at_most_the_bound(
         tmp_path: Path, chaos_figures: ChaosFigures) -> None:
-    data_dir, port = tmp_path / "var", free_port()
-    bootstrap = f"127.0.0.1:{port}"
-    store = ArchiveStore(data_dir / "archive")
-    log = tmp_path / "run.log"
-    env = _env(FLYWHEEL_DATA_DIR=str(data_dir), FLYWHEEL_BROKER_PORT=str(port))
+    data_dir, bootstrap, store, log, env = _run_setup(tmp_path)
     run = _run(env, log, "--duration", str(WAIT_S))
     try:
         _wait_for_run(bootstrap, store, log, run)
@@ -216,11 +221,7 @@ def test_broker_kill9_under_run_is_noticed_in_one_sentence_and_loses_at_most_the
 
 def test_run_kill9_keeps_the_broker_and_the_next_run_archives_everything(
         tmp_path: Path, chaos_figures: ChaosFigures) -> None:
-    data_dir, port = tmp_path / "var", free_port()
-    bootstrap = f"127.0.0.1:{port}"
-    store = ArchiveStore(data_dir / "archive")
-    log = tmp_path / "run.log"
-    env = _env(FLYWHEEL_DATA_DIR=str(data_dir), FLYWHEEL_BROKER_PORT=str(port))
+    _, bootstrap, store, log, env = _run_setup(tmp_path)
     first = _run(env, log, "--duration", str(WAIT_S))
     second = None
     try:

@@ -7,6 +7,7 @@ import json
 import logging
 import shlex
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS, by_android_key
@@ -35,7 +36,7 @@ from schemas.actions import (
 )
 from tests.devices.fake_adb.png import screen_png
 
-__all__ = ["FakeDevice"]
+__all__ = ["FakeDevice", "run_sequence"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,27 @@ LONG_PRESS_MS = 500
 DAYS_BY_NUMBER = {1: "sun", 2: "mon", 3: "tue", 4: "wed", 5: "thu", 6: "fri", 7: "sat"}
 
 Output = tuple[bytes, bytes, int]
+
+
+def run_sequence(tokens: list[str], one: Callable[[list[str]], Output], *,
+                 status: bool = False) -> Output:
+    """Runs a shell line's tokens, commands joined by ';' and '&&', each through `one`: the
+    joined output and the last exit code; with `status`, `$?` in a command is the code before."""
+    out, err, code = b"", b"", 0
+    argv: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in (";", "&&"):
+            if argv:
+                if status:
+                    argv = [a.replace("$?", str(code)) for a in argv]
+                o, e, code = one(argv)
+                out, err = out + o, err + e
+            argv = []
+            if token == "&&" and code != 0:
+                break
+        else:
+            argv.append(token)
+    return out, err, code
 
 
 class FakeDevice:
@@ -78,19 +100,7 @@ class FakeDevice:
             lexer = shlex.shlex(command, posix=True, punctuation_chars=";&")
             lexer.whitespace_split = True
             tokens = list(lexer)
-            out, err, code = b"", b"", 0
-            argv: list[str] = []
-            for token in [*tokens, ";"]:
-                if token in (";", "&&"):
-                    if argv:
-                        o, e, code = self._one(argv)
-                        out, err = out + o, err + e
-                    argv = []
-                    if token == "&&" and code != 0:
-                        break
-                else:
-                    argv.append(token)
-            return out, err, code
+            return run_sequence(tokens, self._one)
 
     def _one(self, argv: list[str]) -> Output:
         handler = getattr(self, "_cmd_" + argv[0].replace("-", "_"), None)

@@ -24,6 +24,7 @@ from typing import Any
 from devices.adb.uixml import DUMP_TRAILER, render_hierarchy
 from schemas.observations import Bounds, UIElement
 from tests.devices.fake_adb.png import screen_png
+from tests.devices.fake_adb.shell import run_sequence
 
 __all__ = ["CLOCK", "CONTACTS", "LAUNCHER", "SETTINGS", "StockAndroid"]
 
@@ -137,20 +138,7 @@ class StockAndroid:
                 tokens = list(lexer)
             except ValueError as error:
                 return _err(f"/system/bin/sh: syntax error: {error}", 2)
-            out, err, code = b"", b"", 0
-            argv: list[str] = []
-            for token in [*tokens, ";"]:
-                if token in (";", "&&"):
-                    if argv:
-                        argv = [a.replace("$?", str(code)) for a in argv]
-                        o, e, code = self._one(argv)
-                        out, err = out + o, err + e
-                    argv = []
-                    if token == "&&" and code != 0:
-                        break
-                else:
-                    argv.append(token)
-            return out, err, code
+            return run_sequence(tokens, self._one, status=True)
 
     def _one(self, argv: list[str]) -> Output:
         handler = getattr(self, "_cmd_" + argv[0].replace("-", "_"), None)

@@ -23,13 +23,19 @@ WAIT_S = 300
 EXAMPLES = 80
 
 
-def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> None:
-    data_dir = tmp_path / "var"
+def _run_env(data_dir: Path) -> dict[str, str]:
+    """The environment of a `flywheel run` on `data_dir` with its own broker port."""
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
     env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
                 "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
                 "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
                 "PYTHONPATH": str(Path.cwd())})
+    return env
+
+
+def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> None:
+    data_dir = tmp_path / "var"
+    env = _run_env(data_dir)
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples",
                              str(EXAMPLES), "--sim-devices", "0", "--generations", "0"], env=env, capture_output=True,
                             text=True, timeout=WAIT_S, check=False)
@@ -74,11 +80,7 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     """`flywheel run --generations 2`: data phase, then SFT and GRPO+CARE on the tiny model;
     checkpoints exist, and their checkpoint/eval/feedback events are in the archive."""
     data_dir = tmp_path / "var"
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
-    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
-                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
-                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
-                "PYTHONPATH": str(Path.cwd())})
+    env = _run_env(data_dir)
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples", "40",
                              "--sim-devices", "0", "--generations", "2", "--base-model", "tiny"],
                             env=env, capture_output=True, text=True, timeout=2 * WAIT_S,

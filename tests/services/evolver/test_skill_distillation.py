@@ -4,7 +4,6 @@ new instances, reading the id it needs from its own earlier step."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -19,28 +18,12 @@ from schemas.actions import Finish, UseSkill
 from schemas.harness import HarnessChange
 from services.evolver.delta import apply_delta
 from services.evolver.propose import arguments_from_calls, distil_skill, success_from_episode
-from services.evolver.suite_runner import suite_collector
+from services.evolver.suite_runner import oracle_calls, suite_collector
 
 # Three shapes: a relation's number looked up, then appended to a note found by topic (two
 # earlier results feed the last step); an email found by topic, replied to and starred; a
 # duplicate activity found by date and kind, then deleted.
 TEMPLATES = ("note_phone_of_relation", "reply_about_topic", "duplicate_activity")
-
-
-def oracle_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:
-    """The oracle's tool calls on `task` (what a planner would pass the skill)."""
-    harness = Harness(SimPhone())
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    calls = []
-    while not observation.done:
-        action = oracle.next_action(observation)
-        if action.action_type == "tool_call":
-            calls.append((action.name, dict(action.arguments)))
-        observation = harness.act(action)
-    return calls
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
