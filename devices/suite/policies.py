@@ -130,9 +130,8 @@ class ScriptOracle:
 
     def next_action(self, observation: Observation) -> Any:
         self._last = observation
-        assert self._script is not None, "prepare() and begin() first"
         try:
-            return next(self._script)
+            return next(self._script)  # type: ignore[arg-type]  # None before begin(): TypeError, as ever
         except StopIteration:
             return Finish()
 
