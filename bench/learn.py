@@ -36,11 +36,24 @@ logger = logging.getLogger(__name__)
 console = Console()
 
 
-def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None) -> list:
+def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
+           per_family: int | None = None) -> list:
+    """The split's tasks, capped at `max_steps`; with `per_family`, a seeded sample of that many
+    templates from each family (every instance of a chosen template), so a slice still covers
+    every family; then at most `limit` tasks."""
     from devices.suite.instances import generate_split
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
              for t in generate_split(split, n, seed)]
+    if per_family:
+        by_family: dict[str, list[str]] = {}
+        for task in tasks:
+            names = by_family.setdefault(task.family, [])
+            if task.template not in names:
+                names.append(task.template)
+        rng = random.Random(f"{split}:{seed}")
+        chosen = {name for names in by_family.values() for name in rng.sample(names, min(per_family, len(names)))}
+        tasks = [t for t in tasks if t.template in chosen]
     return tasks[:limit] if limit else tasks
 
 
@@ -48,10 +61,12 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
 
-    policy = load_policy(model, constrained=constrained, max_new_tokens=args.max_new_tokens)
+    policy = load_policy(model, constrained=constrained, max_new_tokens=args.max_new_tokens,
+                         dtype=None if args.dtype == "auto" else args.dtype)
     limit = args.constrained_limit if constrained else args.limit
     started = time.monotonic()
-    summary = evaluate_policy(policy, _tasks(split, args.n, args.seed, args.max_steps, limit), split=split,
+    tasks = _tasks(split, args.n, args.seed, args.max_steps, limit, args.per_family)
+    summary = evaluate_policy(policy, tasks, split=split,
                               batch_size=args.batch_size)
     data = summary.to_json_dict() | {"label": label, "model": str(model), "constrained": constrained,
                                      "seconds": round(time.monotonic() - started, 1),
@@ -63,6 +78,24 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     console.print(f"{label} on {split}: overall {data['overall']:.3f} {data['overall_ci']}, success "
                   f"{data['success']:.3f}, valid {data['validity']:.2f}, {data['seconds']:.0f} s")
     return data
+
+
+STAGE_ORDER = ["zero", "zero-constrained", "sft", "rl", "rl-nocare"]
+
+
+def _with_earlier(out: Path, results: list[dict]) -> list[dict]:
+    """This run's results plus those an earlier run left in `out` (stages can run one at a time,
+    e.g. SFT today and GRPO from its checkpoint tomorrow), in stage order, this run's winning."""
+    merged = {(r["label"], r["split"]): r for r in results}
+    for path in sorted(out.glob("*-*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and {"label", "split", "overall", "overall_ci"} <= data.keys():
+            merged.setdefault((data["label"], data["split"]), data)
+    rank = {label: i for i, label in enumerate(STAGE_ORDER)}
+    return sorted(merged.values(), key=lambda r: (rank.get(r["label"], len(rank)), r["split"]))
 
 
 def plot(results: list[dict], path: Path) -> Path:
@@ -128,6 +161,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ablation-splits", default="dev", help="splits the GRPO-without-CARE model is scored on")
     parser.add_argument("--n", type=int, default=1, help="instances per template")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks per split")
+    parser.add_argument("--per-family", type=int, default=None,
+                        help="score a seeded sample of this many templates per family (a CPU-sized slice)")
+    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                        help="evaluation dtype (auto: bf16 on a GPU, fp32 on a CPU)")
     parser.add_argument("--constrained-limit", type=int, default=40, help="tasks per split with --constrained")
     parser.add_argument("--batch-size", type=int, default=8, help="episodes decoded together")
     parser.add_argument("--max-steps", type=int, default=8, help="steps per episode")
@@ -201,6 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     if "zero" in stages and args.constrained:
         for split in splits:
             results.append(evaluate_dir(Path(args.model), split, args, "zero-constrained", constrained=True))
+    results = _with_earlier(out, results)
     (out / "learn.json").write_text(json.dumps({"model": args.model, "args": vars(args), "results": results},
                                                indent=2))
     if results:

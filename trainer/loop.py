@@ -35,8 +35,19 @@ from schemas.training import (
 )
 from trainer.evaluate import EvalSummary
 
-__all__ = ["GenerationSummary", "LoopConfig", "checkpoint_event", "eval_event", "feedback_event",
-           "group_events", "publisher", "run_generations", "topic_for"]
+__all__ = [
+    "PRETRAINED_DEFAULTS",
+    "GenerationSummary",
+    "LoopConfig",
+    "checkpoint_event",
+    "eval_event",
+    "feedback_event",
+    "group_events",
+    "loop_config",
+    "publisher",
+    "run_generations",
+    "topic_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +72,45 @@ class LoopConfig:
     eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together."})
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
+
+
+#: What differs for a pretrained base model (SmolLM2 and any local directory): the tiny model's
+#: SFT learning rate (3e-3, it starts from random weights) would wreck pretrained weights, and its
+#: answers need more tokens than 96 (SmolLM2's SFT answers average ~52 tokens, the longest ~130).
+PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_completion_length": 144}
+
+
+# The smallest value each count may take (a GRPO group needs two rollouts to compare).
+_LEAST = {"sft_steps": 1, "rl_steps": 1, "num_generations": 2, "max_completion_length": 1, "max_tool_calls": 1,
+          "eval_n": 1, "eval_max_steps": 1, "eval_batch_size": 1, "sft_batch_size": 1}
+
+
+def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) -> LoopConfig:
+    """The LoopConfig for `base_model` ("tiny" keeps the class defaults, any other model gets
+    PRETRAINED_DEFAULTS), then `fixed`, then `overrides` given as "field=value" strings
+    (`flywheel run --train sft_steps=200`). Raises ValueError naming the field on a bad one."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(LoopConfig)}
+    values: dict[str, Any] = {} if base_model == "tiny" else dict(PRETRAINED_DEFAULTS)
+    values.update(fixed)
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in fields or name == "generations":
+            raise ValueError(f"--train {item!r}: expected FIELD=VALUE with FIELD one of "
+                             f"{', '.join(sorted(set(fields) - {'generations'}))}")
+        kind = {"int": int, "float": float}.get(str(fields[name].type), str)
+        try:
+            value = kind(raw.strip())
+        except ValueError:
+            raise ValueError(f"--train {item!r}: {name} takes {kind.__name__} values, not {raw.strip()!r}") from None
+        least = _LEAST.get(name, 0)
+        if value < least or (name.endswith("_lr") and value <= 0):
+            raise ValueError(f"--train {item!r}: {name} must be "
+                             + ("above 0" if name.endswith("_lr") else f"at least {least}"))
+        values[name] = value
+    return LoopConfig(**values)
 
 
 @dataclass

@@ -302,13 +302,18 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_policy(path: str | Path, *, device: str | None = None, **kwargs: Any) -> ModelPolicy:
+def load_policy(path: str | Path, *, device: str | None = None, dtype: str | None = None,
+                **kwargs: Any) -> ModelPolicy:
     """A ModelPolicy on the model in local directory `path` (a checkpoint or a base model), on
-    `device` (default: the GPU if there is one, in bf16; else the CPU in fp32)."""
+    `device` (default: the GPU if there is one, in bf16; else the CPU in fp32). `dtype`
+    ("float32" or "bfloat16") overrides the device's default: bf16 prefill is ~1.7x faster than
+    fp32 on a CPU with AVX-512 BF16 (measured on this project's 2-core machine)."""
     from trainer.models import load_model
 
     device = device or default_device()
-    loaded = load_model(path, dtype="bfloat16" if device.startswith("cuda") else "float32")
+    if dtype not in (None, "float32", "bfloat16"):
+        raise ValueError(f"dtype must be float32 or bfloat16, got {dtype!r}")
+    loaded = load_model(path, dtype=dtype or ("bfloat16" if device.startswith("cuda") else "float32"))
     loaded.model.to(device)
     loaded.model.eval()
     meta = Path(path) / "flywheel_checkpoint.json"

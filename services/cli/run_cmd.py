@@ -322,6 +322,11 @@ def run(
                                   "round (2 or more: a proposal needs two failures).")] = 2,
     evolve_proposals: Annotated[int, typer.Option(
         "--evolve-proposals", min=0, help="Proposals gated per harness round.")] = 2,
+    train: Annotated[list[str] | None, typer.Option(
+        "--train", help="Set one training-loop field, FIELD=VALUE, repeatable: sft_steps, sft_lr, "
+                        "rl_steps, num_generations, eval_templates, eval_max_steps, … (see "
+                        "trainer.loop.LoopConfig); a pretrained --base-model starts from "
+                        "trainer.loop.PRETRAINED_DEFAULTS.")] = None,
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -331,6 +336,9 @@ def run(
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
         runners = load_device_runner_settings()
+        from trainer.loop import loop_config
+
+        loop_config(base_model, train or (), generations=max(1, generations))
     except ValueError as error:
         fail(str(error))
     fleet: SimFleet | None = None
@@ -392,9 +400,13 @@ def run(
                                             n_per_template=evolve_n,
                                             max_proposals=evolve_proposals)
                 training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model,
-                                         rounds=rounds)
+                                         rounds=rounds, train_overrides=train or ())
+                config = training.config
                 console.print(f"then training: {generations} generation(s) of {base_model} "
-                              f"(SFT, then GRPO+CARE), checkpoints in {training.out_dir}"
+                              f"(SFT {config.sft_steps} steps at lr {config.sft_lr:g}, then "
+                              f"GRPO+CARE {config.rl_steps} steps of G={config.num_generations}; "
+                              f"dev eval on {config.eval_templates or 'all'} templates), "
+                              f"checkpoints in {training.out_dir}"
                               + (f"; after each, a harness round ({rounds.describe()})"
                                  if harness_rounds else ""))
                 supervisor.add("trainer", training_service(training, loop))

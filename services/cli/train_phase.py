@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,11 @@ class TrainingPhase:
     """Trains on the data phase's snapshot for `generations` generations, publishing as it goes."""
 
     def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str,
-                 rounds: HarnessRoundConfig | None = None) -> None:
+                 rounds: HarnessRoundConfig | None = None, train_overrides: Sequence[str] = ()) -> None:
+        from trainer.loop import loop_config
+
+        # Checked here, before the broker starts: a bad `--train` stops the run with the field name.
+        self.config = loop_config(base_model, train_overrides, generations=generations)
         self.bootstrap = bootstrap
         self.rounds_config = rounds or HarnessRoundConfig()
         self.harness: HarnessRounds | None = None
@@ -72,25 +76,38 @@ class TrainingPhase:
 
     def train(self, snapshot: Path) -> None:
         """Runs every generation on `snapshot` (blocking) and publishes the trainer's events."""
+        from services.evolver.registry import HarnessRegistry
         from streams.producer import TypedProducer
-        from trainer.loop import LoopConfig, publisher, run_generations
+        from trainer.loop import publisher, run_generations
 
         self.snapshot = snapshot
         self.started.set()
         model = resolve_base_model(self.base_model, self.data_dir)
         sent: list = []
         run_id = f"run-{snapshot.name}"
-        config = LoopConfig(generations=self.generations)
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
             emit = publisher(producer, sent)
             self.harness = self.harness_rounds(run_id, model, emit)
+            # The model trains and is scored in the harness the rollouts use: the data dir's
+            # registry (promotions of this run's rounds, or of earlier runs and `flywheel harness`).
+            registry = self.harness.registry if self.harness else HarnessRegistry.at_data_dir(self.data_dir)
             self.summaries = run_generations(
-                model, snapshot, self.out_dir, config, run_id=run_id, on_event=emit,
+                model, snapshot, self.out_dir, self.config, run_id=run_id, on_event=emit,
                 on_generation=self.harness.after_generation if self.harness else None,
-                harness=self.harness.registry.current_spec if self.harness else None)
+                harness=self._current_spec(registry))
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
+
+    def _current_spec(self, registry: Any) -> Callable[[], Any] | None:
+        """What run_generations asks for the harness each generation: the registry's current
+        spec, or None (the built-in harness) when the registry cannot be read, said once."""
+        try:
+            registry.current_spec()
+        except ValueError as error:  # RegistryError, SpecError: the message says what to do
+            logger.warning("training in the built-in harness: %s", error)
+            return None
+        return registry.current_spec
 
     def harness_rounds(self, run_id: str, model: Path, emit: Callable[[Any], None]
                        ) -> HarnessRounds | None:
