@@ -443,7 +443,8 @@ def run(
                                 reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
                                 fleet=fleet, services=supervisor.summary() if supervisor else [],
                                 loop=loop, training=training,
-                                gate_rows=gate.summary_rows() if gate is not None else ()))
+                                gate_rows=gate.summary_rows(blocking=admission == "gate")
+                                if gate is not None else ()))
     for table in training.tables() if training is not None else ():
         console.print(table)
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):

@@ -103,8 +103,9 @@ class GateHandle:
                          f"{self.local_token}")
         return "\n".join(lines)
 
-    def summary_rows(self, auto_admitted: int | None = None) -> list[tuple[str, str]]:
-        """Rows for a run's summary table."""
+    def summary_rows(self, auto_admitted: int | None = None, *, blocking: bool = True) -> list[tuple[str, str]]:
+        """Rows for a run's summary table; `blocking` False (`--admission auto`) says that what
+        still waits for a person did not hold back the run's snapshots."""
         counts = self.gate.queue.counts()
         rows = []
         if auto_admitted is not None:
@@ -115,7 +116,8 @@ class GateHandle:
             ("items human-reviewed", f"{reviewed:,}"),
             ("approved / rejected / needs changes",
              f"{counts['approved']:,} / {counts['rejected']:,} / {counts['needs_changes']:,}"),
-            ("still waiting for a person", f"{counts['waiting']:,}"),
+            ("still waiting for a person" if blocking else
+             "still waiting for a person (not blocking: --admission auto)", f"{counts['waiting']:,}"),
         ]
         return rows
 

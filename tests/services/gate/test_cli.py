@@ -116,6 +116,9 @@ def test_start_with_run_creates_the_key_and_prints_address_and_token_once(
         assert rows["items auto-admitted by the policy"] == "7"
         assert rows["still waiting for a person"] == "0"
         assert rows["items human-reviewed"] == "0"
+        auto = dict(handle.summary_rows(blocking=False))  # --admission auto: nobody was waited for
+        assert auto["still waiting for a person (not blocking: --admission auto)"] == "0"
+        assert "still waiting for a person" not in auto
     finally:
         handle.stop()
 
