@@ -40,7 +40,7 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
            per_family: int | None = None) -> list:
     """The split's tasks, capped at `max_steps`; with `per_family`, a seeded sample of that many
     templates from each family (every instance of a chosen template), so a slice still covers
-    every family; then at most `limit` tasks."""
+    every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks."""
     from devices.suite.instances import generate_split
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
@@ -52,7 +52,10 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
             if task.template not in names:
                 names.append(task.template)
         rng = random.Random(f"{split}:{seed}")
-        chosen = {name for names in by_family.values() for name in rng.sample(names, min(per_family, len(names)))}
+        chosen = set()
+        for names in by_family.values():  # a seeded order per family: a smaller slice is a prefix
+            rng.shuffle(names)
+            chosen.update(names[:per_family])
         tasks = [t for t in tasks if t.template in chosen]
     return tasks[:limit] if limit else tasks
 
@@ -158,7 +161,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="var/models/smollm2-135m")
     parser.add_argument("--stages", default="zero,sft,rl", help="comma list of zero, sft, rl, ablation")
     parser.add_argument("--splits", default="dev,test")
-    parser.add_argument("--ablation-splits", default="dev", help="splits the GRPO-without-CARE model is scored on")
+    parser.add_argument("--ablation-splits", default="dev",
+                        help="splits the GRPO-without-CARE model is scored on ('': none, training metrics only)")
     parser.add_argument("--n", type=int, default=1, help="instances per template")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks per split")
     parser.add_argument("--per-family", type=int, default=None,
@@ -169,6 +173,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=8, help="episodes decoded together")
     parser.add_argument("--max-steps", type=int, default=8, help="steps per episode")
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--sft-checkpoint", default=None,
+                        help="with stage sft: score this SFT checkpoint instead of training one")
     parser.add_argument("--sft-n", type=int, default=3, help="train instances per template for SFT")
     parser.add_argument("--sft-epochs", type=float, default=1.0)
     parser.add_argument("--sft-max-steps", type=int, default=-1, help="cap on SFT steps (-1: epochs)")
@@ -202,7 +208,11 @@ def main(argv: list[str] | None = None) -> None:
     if "zero" in stages:
         for split in splits:
             results.append(evaluate_dir(model, split, args, "zero"))
-    if "sft" in stages:
+    if "sft" in stages and args.sft_checkpoint:  # scored only: trained by an earlier run
+        model = Path(args.sft_checkpoint)
+        for split in splits:
+            results.append(evaluate_dir(model, split, args, "sft"))
+    elif "sft" in stages:
         from trainer.data import build_oracle_snapshot
         from trainer.sft import SftConfig, run_sft
 
@@ -230,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append(evaluate_dir(rl.checkpoint_dir, splits[0], args, "rl"))
     if "ablation" in stages:
         plain = train_rl(sft_model, out / "rl-nocare", args, care=False, steps=rl_steps)
-        for split in args.ablation_splits.split(","):
+        for split in filter(None, args.ablation_splits.split(",")):
             results.append(evaluate_dir(plain.checkpoint_dir, split, args, "rl-nocare"))
     if "rl" in stages:
         for split in splits[1:]:
