@@ -15,7 +15,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -89,18 +89,16 @@ def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) ->
     """The LoopConfig for `base_model` ("tiny" keeps the class defaults, any other model gets
     PRETRAINED_DEFAULTS), then `fixed`, then `overrides` given as "field=value" strings
     (`flywheel run --train sft_steps=200`). Raises ValueError naming the field on a bad one."""
-    import dataclasses
-
-    fields = {f.name: f for f in dataclasses.fields(LoopConfig)}
+    known = {f.name: f for f in fields(LoopConfig)}
     values: dict[str, Any] = {} if base_model == "tiny" else dict(PRETRAINED_DEFAULTS)
     values.update(fixed)
     for item in overrides:
         name, sep, raw = item.partition("=")
         name = name.strip().replace("-", "_")
-        if not sep or name not in fields or name == "generations":
+        if not sep or name not in known or name == "generations":
             raise ValueError(f"--train {item!r}: expected FIELD=VALUE with FIELD one of "
-                             f"{', '.join(sorted(set(fields) - {'generations'}))}")
-        kind = {"int": int, "float": float}.get(str(fields[name].type), str)
+                             f"{', '.join(sorted(set(known) - {'generations'}))}")
+        kind = {"int": int, "float": float}.get(str(known[name].type), str)
         try:
             value = kind(raw.strip())
         except ValueError:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,14 @@ class TrainingPhase:
                  rounds: HarnessRoundConfig | None = None, train_overrides: Sequence[str] = ()) -> None:
         from trainer.loop import loop_config
 
-        # Checked here, before the broker starts: a bad `--train` stops the run with the field name.
+        # A bad `--train` raises ValueError naming the field (`flywheel run` checks before the broker starts).
         self.config = loop_config(base_model, train_overrides, generations=generations)
+        # The rounds score each checkpoint as the loop's own evaluation does (a pretrained base
+        # answers in up to 144 tokens, not the tiny model's 96).
+        self.rounds_config = replace(rounds or HarnessRoundConfig(),
+                                     max_new_tokens=self.config.max_completion_length,
+                                     max_steps=self.config.eval_max_steps)
         self.bootstrap = bootstrap
-        self.rounds_config = rounds or HarnessRoundConfig()
         self.harness: HarnessRounds | None = None
         self.rounds_error: str | None = None
         self.data_dir = Path(data_dir)
