@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -104,9 +105,9 @@ def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) ->
         except ValueError:
             raise ValueError(f"--train {item!r}: {name} takes {kind.__name__} values, not {raw.strip()!r}") from None
         least = _LEAST.get(name, 0)
-        if value < least or (name.endswith("_lr") and value <= 0):
+        if not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0):
             raise ValueError(f"--train {item!r}: {name} must be "
-                             + ("above 0" if name.endswith("_lr") else f"at least {least}"))
+                             + ("above 0 and finite" if name.endswith("_lr") else f"at least {least}"))
         values[name] = value
     return LoopConfig(**values)
 

@@ -33,6 +33,8 @@ def test_a_pretrained_base_model_gets_its_own_learning_rate_and_flags_override_i
     ("sft_steps=many", "sft_steps takes int"),
     ("num_generations=1", "num_generations must be at least 2"),
     ("rl_lr=0", "rl_lr must be above 0"),
+    ("sft_lr=nan", "sft_lr must be above 0"),  # NaN compares false with every bound
+    ("rl_lr=inf", "rl_lr must be above 0"),
     ("generations=5", "--train 'generations=5'"),  # that one is --generations
     ("sft_steps", "FIELD=VALUE"),
 ])
