@@ -65,3 +65,43 @@ def test_harness_context_mode_prompts_with_the_harness_rendering(tiny_model: Pat
     planner = load_policy(tiny_model)
     planner.begin(task.goal, harness.catalogue())
     assert planner.prompt_messages(observation)[0]["content"].startswith(f"Goal: {task.goal}")
+
+
+def _prefill_lengths(policy) -> list[int]:
+    """Records the token count of every forward pass of `policy`'s model (prefills are the long ones)."""
+    seen: list[int] = []
+    policy.model.register_forward_pre_hook(lambda module, args, kwargs: seen.append(kwargs["input_ids"].shape[1])
+                                           if kwargs.get("input_ids") is not None else None, with_kwargs=True)
+    return seen
+
+
+def test_prefix_cache_prefills_only_the_new_tokens_and_answers_the_same(tiny_model: Path) -> None:
+    call = format_action(ToolCall(name="contacts.search", arguments={"query": "Sofia"}))
+    task = _task("star_relation").model_copy(update={"max_steps": 3})
+    runs = {}
+    for cached in (True, False):
+        policy = load_policy(tiny_model, max_new_tokens=64, prefix_cache=cached)
+        policy.model.generation_config.sequence_bias = tool_call_bias(policy.tokenizer, call)
+        forwards = _prefill_lengths(policy)
+        result = run_episode(Harness(SimPhone()), task, policy)
+        prefills = [n for n in forwards if n > 1]
+        runs[cached] = (result.score, result.steps, list(policy.stats.output_tokens), prefills,
+                        list(policy.stats.prompt_tokens))
+    (score, steps, outputs, prefills, prompts), uncached = runs[True], runs[False]
+    assert (score, steps, outputs) == uncached[:3]  # the same answers, token for token
+    assert uncached[3] == prompts  # without the cache every step prefills its whole prompt
+    assert prefills[0] == prompts[0]
+    for step in (1, 2):  # with it, a later step prefills only what follows the previous step's tokens
+        assert 0 < prefills[step] <= prompts[step] - prompts[step - 1]
+
+
+def test_prefix_cache_starts_fresh_for_a_new_episode(tiny_model: Path) -> None:
+    policy = load_policy(tiny_model, max_new_tokens=8)
+    forwards = _prefill_lengths(policy)
+    for name in ("star_relation", "star_relation"):
+        harness = Harness(SimPhone())
+        observation = harness.reset(_task(name))
+        policy.begin(_task(name).goal, harness.catalogue())
+        policy.next_action(observation)
+    prefills = [n for n in forwards if n > 1]
+    assert prefills == policy.stats.prompt_tokens  # `begin` dropped the first episode's cache
