@@ -70,9 +70,25 @@ class LoopConfig:
     eval_n: int = field(default=1, metadata={"help": "Dev instances per template in each evaluation."})
     eval_templates: int = field(default=6, metadata={"help": "Dev templates evaluated (0: all)."})
     eval_max_steps: int = field(default=4, metadata={"help": "Steps per evaluation episode."})
-    eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together."})
+    eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together (1: one at "
+                                                                "a time, each reusing its own prompt cache: faster "
+                                                                "on a CPU)."})
+    eval_dtype: str = field(default="auto", metadata={"help": "Weights for evaluation: auto (bf16 on a GPU, fp32 on "
+                                                              "a CPU), float32 or bfloat16."})
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
+
+    def __post_init__(self) -> None:
+        if self.eval_dtype not in EVAL_DTYPES:
+            raise ValueError(f"eval_dtype must be one of {', '.join(EVAL_DTYPES)}, not {self.eval_dtype!r}")
+
+    @property
+    def policy_dtype(self) -> str | None:
+        """`eval_dtype` as trainer.policy.load_policy takes it (None: the device's default)."""
+        return None if self.eval_dtype == "auto" else self.eval_dtype
+
+
+EVAL_DTYPES = ("auto", "float32", "bfloat16")
 
 
 #: What differs for a pretrained base model (SmolLM2 and any local directory): the tiny model's
@@ -105,7 +121,10 @@ def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) ->
         except ValueError:
             raise ValueError(f"--train {item!r}: {name} takes {kind.__name__} values, not {raw.strip()!r}") from None
         least = _LEAST.get(name, 0)
-        if not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0):
+        if kind is str:
+            if name == "eval_dtype" and value not in EVAL_DTYPES:
+                raise ValueError(f"--train {item!r}: eval_dtype must be one of {', '.join(EVAL_DTYPES)}")
+        elif not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0):
             raise ValueError(f"--train {item!r}: {name} must be "
                              + ("above 0 and finite" if name.endswith("_lr") else f"at least {least}"))
         values[name] = value
@@ -290,7 +309,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         emit(saved)
         for event in group_events(groups, run_id=run_id, causation_id=saved.event_id):
             emit(event)
-        policy = load_policy(target, max_new_tokens=config.max_completion_length)
+        policy = load_policy(target, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
         summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec,
                                   batch_size=config.eval_batch_size)
         emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))

@@ -57,6 +57,8 @@ class HarnessRoundConfig:
     max_new_tokens: int = 96
     seed: int = 0
     names: tuple[str, ...] = ()  # these templates instead of `templates` sampled ones
+    batch_size: int = 64  # model episodes decoded together in the gate's runs (1: one at a time)
+    dtype: str | None = None  # the checkpoints' weights (trainer.policy.load_policy's dtype)
 
     def describe(self) -> str:
         count = (f"{len(self.names) if self.names else self.templates} template(s)"
@@ -86,6 +88,7 @@ class CheckpointModel:
     path: Path
     max_new_tokens: int = 96
     load: Callable[[Path], Any] | None = None  # default: trainer.policy.load_policy
+    dtype: str | None = None  # for the default load
     _policy: Any = field(default=None, repr=False)
 
     def policy(self) -> Any:
@@ -95,7 +98,7 @@ class CheckpointModel:
             else:
                 from trainer.policy import load_policy
 
-                self._policy = load_policy(self.path, max_new_tokens=self.max_new_tokens)
+                self._policy = load_policy(self.path, max_new_tokens=self.max_new_tokens, dtype=self.dtype)
         return self._policy
 
     def release(self) -> None:
@@ -133,7 +136,7 @@ class HarnessRounds:
             started = time.monotonic()
             scores = suite_runner(model.policy, n_per_template=config.n_per_template,
                                   suite_seed=config.seed, templates=self.templates,
-                                  max_steps=config.max_steps)(spec, split)
+                                  max_steps=config.max_steps, batch_size=config.batch_size)(spec, split)
             self.runs += 1
             self.console.print(  # progress: each (model, harness, split) runs once
                 f"  {model.name} in harness {str(spec.get('version', ''))[:12]} on {split}: "
@@ -150,7 +153,7 @@ class HarnessRounds:
             templates=self.templates, run_id=run_id, max_steps=config.max_steps,
             demonstrations=OraclePolicy)
         self.previous = CheckpointModel(f"base:{Path(base_model).name}", Path(base_model),
-                                        config.max_new_tokens, load)
+                                        config.max_new_tokens, load, config.dtype)
 
     @property
     def report(self) -> Any:
@@ -163,7 +166,7 @@ class HarnessRounds:
             return
         generation = summary.generation
         new = CheckpointModel(summary.checkpoint_id, Path(summary.checkpoint_dir),
-                              self.config.max_new_tokens, self.load)
+                              self.config.max_new_tokens, self.load, self.config.dtype)
         self.console.print(f"[bold]generation {generation}[/bold]: harness round on "
                            f"{summary.checkpoint_id} in harness {self.rounds.spec['version'][:12]}"
                            f" ({self.config.describe()})", highlight=False)

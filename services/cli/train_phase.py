@@ -62,10 +62,12 @@ class TrainingPhase:
         # A bad `--train` raises ValueError naming the field (`flywheel run` checks before the broker starts).
         self.config = loop_config(base_model, train_overrides, generations=generations)
         # The rounds score each checkpoint as the loop's own evaluation does (a pretrained base
-        # answers in up to 144 tokens, not the tiny model's 96).
+        # answers in up to 144 tokens, not the tiny model's 96; the same batching and weights).
         self.rounds_config = replace(rounds or HarnessRoundConfig(),
                                      max_new_tokens=self.config.max_completion_length,
-                                     max_steps=self.config.eval_max_steps)
+                                     max_steps=self.config.eval_max_steps,
+                                     batch_size=self.config.eval_batch_size,
+                                     dtype=self.config.policy_dtype)
         self.bootstrap = bootstrap
         self.harness: HarnessRounds | None = None
         self.rounds_error: str | None = None

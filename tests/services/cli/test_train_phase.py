@@ -28,6 +28,15 @@ def test_a_pretrained_base_model_gets_its_own_learning_rate_and_flags_override_i
     assert (smol.config.generations, smol.config.sft_steps, smol.config.eval_templates) == (3, 200, 0)
 
 
+def test_the_harness_rounds_score_checkpoints_with_the_loops_batching_and_weights(tmp_path: Path) -> None:
+    cpu = TrainingPhase("127.0.0.1:1", tmp_path, 3, "smollm2",
+                        train_overrides=["eval_batch_size=1", "eval_dtype=bfloat16", "eval_max_steps=6"])
+    rounds = cpu.rounds_config
+    assert (rounds.batch_size, rounds.dtype, rounds.max_steps, rounds.max_new_tokens) == (1, "bfloat16", 6, 144)
+    default = TrainingPhase("127.0.0.1:1", tmp_path, 2, "tiny").rounds_config
+    assert (default.batch_size, default.dtype) == (LoopConfig().eval_batch_size, None)  # auto: the device's own
+
+
 @pytest.mark.parametrize(("item", "names"), [
     ("sft_stepz=3", "sft_steps"),           # a typo: the message lists the real fields
     ("sft_steps=many", "sft_steps takes int"),
@@ -36,6 +45,7 @@ def test_a_pretrained_base_model_gets_its_own_learning_rate_and_flags_override_i
     ("sft_lr=nan", "sft_lr must be above 0"),  # NaN compares false with every bound
     ("rl_lr=inf", "rl_lr must be above 0"),
     ("generations=5", "--train 'generations=5'"),  # that one is --generations
+    ("eval_dtype=fp16", "eval_dtype must be one of auto, float32, bfloat16"),
     ("sft_steps", "FIELD=VALUE"),
 ])
 def test_a_bad_train_flag_stops_the_run_at_start_up_naming_the_field(item: str, names: str, tmp_path: Path,
