@@ -67,6 +67,8 @@ class LoopConfig:
     rl_lr: float = field(default=1e-5, metadata={"help": "GRPO learning rate."})
     max_completion_length: int = field(default=96, metadata={"help": "Tokens per rollout."})
     max_tool_calls: int = field(default=2, metadata={"help": "Actions per rollout."})
+    rl_gradient_checkpointing: bool = field(default=False, metadata={
+        "help": "Recompute GRPO's activations in the backward pass (long prompts on a CPU need it)."})
     eval_n: int = field(default=1, metadata={"help": "Dev instances per template in each evaluation."})
     eval_templates: int = field(default=6, metadata={"help": "Dev templates evaluated (0: all)."})
     eval_max_steps: int = field(default=4, metadata={"help": "Steps per evaluation episode."})
@@ -94,7 +96,10 @@ EVAL_DTYPES = ("auto", "float32", "bfloat16")
 #: What differs for a pretrained base model (SmolLM2 and any local directory): the tiny model's
 #: SFT learning rate (3e-3, it starts from random weights) would wreck pretrained weights, and its
 #: answers need more tokens than 96 (SmolLM2's SFT answers average ~52 tokens, the longest ~130).
-PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_completion_length": 144}
+#: GRPO recomputes activations: one G=4 step of SmolLM2 on a task with ~2,800-token rollouts
+#: peaked above 24 GB on a CPU (the OOM killer ended `flywheel run`) and at 7.7 GB with it.
+PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_completion_length": 144,
+                                       "rl_gradient_checkpointing": True}
 
 
 # The smallest value each count may take (a GRPO group needs two rollouts to compare).
@@ -115,20 +120,30 @@ def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) ->
         if not sep or name not in known or name == "generations":
             raise ValueError(f"--train {item!r}: expected FIELD=VALUE with FIELD one of "
                              f"{', '.join(sorted(set(known) - {'generations'}))}")
-        kind = {"int": int, "float": float}.get(str(known[name].type), str)
+        kind = {"int": int, "float": float, "bool": _flag}.get(str(known[name].type), str)
         try:
             value = kind(raw.strip())
         except ValueError:
             raise ValueError(f"--train {item!r}: {name} takes {kind.__name__} values, not {raw.strip()!r}") from None
         least = _LEAST.get(name, 0)
-        if kind is str:
-            if name == "eval_dtype" and value not in EVAL_DTYPES:
-                raise ValueError(f"--train {item!r}: eval_dtype must be one of {', '.join(EVAL_DTYPES)}")
-        elif not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0):
+        if name == "eval_dtype" and value not in EVAL_DTYPES:
+            raise ValueError(f"--train {item!r}: eval_dtype must be one of {', '.join(EVAL_DTYPES)}")
+        if kind in (int, float) and (not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0)):
             raise ValueError(f"--train {item!r}: {name} must be "
                              + ("above 0 and finite" if name.endswith("_lr") else f"at least {least}"))
         values[name] = value
     return LoopConfig(**values)
+
+
+def _flag(raw: str) -> bool:
+    """A boolean `--train` value: true/false, yes/no, on/off or 1/0."""
+    words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+    if raw.lower() not in words:
+        raise ValueError(raw)
+    return words[raw.lower()]
+
+
+_flag.__name__ = "bool (true or false)"
 
 
 @dataclass
@@ -298,7 +313,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             rl = run_grpo(model, tasks, target, RlConfig(
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
                 max_completion_length=config.max_completion_length, max_tool_calls=config.max_tool_calls,
-                seed=config.seed + generation), run_id=run_id,
+                gradient_checkpointing=config.rl_gradient_checkpointing, seed=config.seed + generation), run_id=run_id,
                 environment_factory=functools.partial(PhoneEnvironment, spec=spec))
             stage, metrics, groups = "rl", rl.metrics, rl.groups
             losses = {}

@@ -115,3 +115,15 @@ def test_a_time_limit_ends_grpo_after_the_step_that_passes_it(tiny_model: Path, 
     result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config)
     assert result.steps == 1  # without the limit: 3
     assert (tmp_path / "rl" / "flywheel_checkpoint.json").is_file()
+
+
+def test_gradient_checkpointing_reaches_the_grpo_trainer(tiny_model: Path, tmp_path: Path) -> None:
+    import torch
+
+    for on in (True, False):
+        config = RlConfig(num_generations=G, tasks_per_step=1, max_steps=1, max_completion_length=32,
+                          max_tool_calls=1, gradient_checkpointing=on)
+        result = run_grpo(tiny_model, _tasks(), tmp_path / f"rl-{on}", config)
+        assert result.steps == 1
+        args = torch.load(tmp_path / f"rl-{on}" / "training_args.bin", weights_only=False)
+        assert args.gradient_checkpointing is on

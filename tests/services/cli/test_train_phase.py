@@ -26,6 +26,10 @@ def test_a_pretrained_base_model_gets_its_own_learning_rate_and_flags_override_i
     smol = TrainingPhase("127.0.0.1:1", tmp_path, 3, "smollm2", train_overrides=["sft_steps=200", "eval-templates=0"])
     assert smol.config.sft_lr == PRETRAINED_DEFAULTS["sft_lr"] < LoopConfig().sft_lr / 10
     assert (smol.config.generations, smol.config.sft_steps, smol.config.eval_templates) == (3, 200, 0)
+    # GRPO on a pretrained base recomputes activations (long prompts outgrew 24 GB on a CPU); a flag turns it off
+    assert smol.config.rl_gradient_checkpointing and not tiny.config.rl_gradient_checkpointing
+    off = TrainingPhase("127.0.0.1:1", tmp_path, 2, "smollm2", train_overrides=["rl_gradient_checkpointing=off"])
+    assert off.config.rl_gradient_checkpointing is False
 
 
 def test_the_harness_rounds_score_checkpoints_with_the_loops_batching_and_weights(tmp_path: Path) -> None:
@@ -46,6 +50,7 @@ def test_the_harness_rounds_score_checkpoints_with_the_loops_batching_and_weight
     ("rl_lr=inf", "rl_lr must be above 0"),
     ("generations=5", "--train 'generations=5'"),  # that one is --generations
     ("eval_dtype=fp16", "eval_dtype must be one of auto, float32, bfloat16"),
+    ("rl_gradient_checkpointing=maybe", "rl_gradient_checkpointing takes bool (true or false) values"),
     ("sft_steps", "FIELD=VALUE"),
 ])
 def test_a_bad_train_flag_stops_the_run_at_start_up_naming_the_field(item: str, names: str, tmp_path: Path,
