@@ -29,6 +29,7 @@ from schemas.reviews import ReviewDecided, ReviewRequested
 from schemas.topics import TOPICS
 from schemas.training import DatasetSnapshotted
 from schemas.verdicts import VerdictIssued
+from services.orphan_guard import PARENT_ENV
 from streams.consumer import TypedBatchConsumer
 
 __all__ = ["DEFAULT_EXAMPLES", "SERVICES", "DataLoop", "LoopProgress"]
@@ -137,9 +138,10 @@ class DataLoop:
 
     def spawn(self, name: str) -> None:
         """(Re)starts one service process."""
-        env = self.child_env()
+        env = {**self.child_env(), PARENT_ENV: str(os.getpid())}
         log = (self.log_dir / f"{name}.log").open("ab")
-        self._procs[name] = subprocess.Popen([sys.executable, "-m", f"services.{name}"],
+        # Through the orphan guard: the service stops itself if this process dies without stopping it.
+        self._procs[name] = subprocess.Popen([sys.executable, "-m", "services.orphan_guard", f"services.{name}"],
                                              env=env, stdout=log, stderr=subprocess.STDOUT)
         log.close()
 
