@@ -126,13 +126,11 @@ def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) ->
         except ValueError:
             raise ValueError(f"--train {item!r}: {name} takes {kind.__name__} values, not {raw.strip()!r}") from None
         least = _LEAST.get(name, 0)
-        if name == "eval_dtype" and value not in EVAL_DTYPES:
-            raise ValueError(f"--train {item!r}: eval_dtype must be one of {', '.join(EVAL_DTYPES)}")
         if kind in (int, float) and (not math.isfinite(value) or value < least or (name.endswith("_lr") and value <= 0)):
             raise ValueError(f"--train {item!r}: {name} must be "
                              + ("above 0 and finite" if name.endswith("_lr") else f"at least {least}"))
         values[name] = value
-    return LoopConfig(**values)
+    return LoopConfig(**values)  # which checks the values no type can (eval_dtype)
 
 
 def _flag(raw: str) -> bool:

@@ -280,19 +280,13 @@ class ModelPolicy:
         (at least one token of `ids` is left to prefill); a new cache when nothing is shared."""
         from transformers import DynamicCache
 
-        if self._cache is None:
+        held, cache = self._cache or ([], None)  # the cache holds keys/values of exactly `held`
+        shared = next((i for i, (a, b) in enumerate(zip(held, ids)) if a != b), min(len(held), len(ids)))
+        keep = min(shared, len(ids) - 1)
+        if cache is None or keep == 0:
             return DynamicCache(config=self.model.config)
-        held, cache = self._cache
-        shared = 0
-        for a, b in zip(held, ids):
-            if a != b:
-                break
-            shared += 1
-        keep = min(shared, len(ids) - 1, cache.get_seq_length())
-        if keep == 0:
-            return DynamicCache(config=self.model.config)
-        if cache.get_seq_length() > keep:
-            cache.crop(keep - cache.get_seq_length())
+        if len(held) > keep:
+            cache.crop(keep - len(held))
         return cache
 
 

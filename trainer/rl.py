@@ -204,8 +204,8 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     needed = config.max_steps * config.tasks_per_step
     dataset = Dataset.from_list([rows[i % len(rows)] for i in range(max(needed, len(rows)))])
     batch = config.num_generations * config.tasks_per_step
-    common = training_args_common(out, seed=config.seed, logging_steps=1, deepspeed=config.deepspeed)
-    args = GRPOConfig(**{**common, "gradient_checkpointing": config.gradient_checkpointing},
+    args = GRPOConfig(**training_args_common(out, seed=config.seed, logging_steps=1, deepspeed=config.deepspeed,
+                                             gradient_checkpointing=config.gradient_checkpointing),
                       learning_rate=config.learning_rate, max_steps=config.max_steps,
                       per_device_train_batch_size=batch, num_generations=config.num_generations,
                       max_completion_length=config.max_completion_length,

@@ -101,14 +101,16 @@ def write_checkpoint_meta(out: Path, **meta: Any) -> dict[str, Any]:
     return meta
 
 
-def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed: str | None) -> dict[str, Any]:
-    """The TrainingArguments every stage shares on this CPU: fp32, no checkpointing of activations."""
+def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed: str | None,
+                         gradient_checkpointing: bool = False) -> dict[str, Any]:
+    """The TrainingArguments every stage shares on this CPU: fp32, no checkpointing of activations
+    unless asked (GRPO on long prompts)."""
     import torch
 
     cuda = torch.cuda.is_available()
     return {"output_dir": str(out / "trainer_state"), "seed": seed, "logging_steps": logging_steps,
             "report_to": "none", "save_strategy": "no", "bf16": cuda, "use_cpu": not cuda and deepspeed is None,
-            "gradient_checkpointing": False, "dataloader_num_workers": 0, "disable_tqdm": True,
+            "gradient_checkpointing": gradient_checkpointing, "dataloader_num_workers": 0, "disable_tqdm": True,
             "deepspeed": deepspeed}
 
 
