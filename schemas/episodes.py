@@ -118,3 +118,8 @@ class EpisodeEnded(Event):
     final_state: BlobRef | None = Field(default=None, description="The device's final state "
                                         "(JSON) in the blob store; the verifier scores this.")
     failure: str | None = Field(default=None, description="Why the episode ended early, if so.")
+    context: str | None = Field(default=None, description="What the policy was shown before its "
+                                "first step (the context header, devices.harness.context); with "
+                                "`steps` it rebuilds every step's prompt without a simulator.")
+    context_version: str | None = Field(default=None, description="The rendering of `context`, "
+                                        "e.g. context/2; None on episodes recorded before it.")

@@ -13,22 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from trainer.prompt import (
-    InvalidAction,
-    episode_messages,
-    format_action,
-    parse_completion,
-    render_context,
-)
+from devices.harness.answer import InvalidAction, format_action, parse_completion
+from devices.harness.context import CONTEXT_VERSION, drop_oldest_steps, step_count
 
-__all__ = ["Snapshot", "SnapshotError", "build_oracle_snapshot", "read_snapshot", "render_examples"]
+__all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "read_snapshot",
+           "render_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,52 +81,114 @@ def _messages(prompt: str) -> list[dict[str, Any]] | None:
     return None
 
 
+class RowTooLong(SnapshotError):
+    """A row does not fit `max_length` even with all its past steps dropped."""
+
+
+@dataclass
+class RenderReport:
+    """What rendering a snapshot did: rows used, shortened (oldest steps dropped), skipped
+    (completion not an action), and the tokens of each family."""
+
+    used: int = 0
+    shortened: int = 0
+    skipped: int = 0
+    dropped_steps: int = 0
+    tokens_by_family: dict[str, int] = field(default_factory=dict)
+    rows_by_action: dict[str, int] = field(default_factory=dict)
+
+    def as_metrics(self) -> dict[str, float]:
+        out = {"rows_used": float(self.used), "rows_shortened": float(self.shortened),
+               "rows_skipped": float(self.skipped), "steps_dropped": float(self.dropped_steps)}
+        out.update({f"tokens/{family}": float(n) for family, n in sorted(self.tokens_by_family.items())})
+        return out
+
+
+def _fit(messages: list[dict[str, Any]], completion_ids: int, tokenizer: Any, tools: Any,
+         max_length: int | None) -> tuple[str, int, int]:
+    """(rendered prompt, its tokens, steps dropped): the oldest steps are dropped until prompt
+    plus answer fit `max_length`; RowTooLong when even the header alone does not."""
+    dropped = 0
+    while True:
+        shown = drop_oldest_steps(messages, dropped)
+        rendered = tokenizer.apply_chat_template(shown, tools=tools, tokenize=False, add_generation_prompt=True)
+        length = len(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+        if max_length is None or length + completion_ids <= max_length:
+            return rendered, length, dropped
+        if dropped >= step_count(messages):
+            raise RowTooLong(f"{length + completion_ids} tokens")
+        dropped += 1
+
+
 def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool = False,
+                    max_length: int | None = None, report: RenderReport | None = None,
                     ) -> tuple[list[dict[str, str]], int]:
     """(prompt, completion) texts in the planner's chat format, and how many rows were skipped.
 
-    A row whose completion is not a valid action is skipped with a warning, never trained on.
-    With `with_template`, each example also names its row's template (when the snapshot has one).
+    No row is dropped for length: a row longer than `max_length` tokens loses its oldest past
+    steps until it fits, and one that cannot fit stops the run (RowTooLong names it). A row whose
+    completion is not a valid action is skipped with a warning, never trained on. With
+    `with_template`, each example also names its row's template (when the snapshot has one);
+    `report` (a RenderReport) is filled with what happened.
     """
     from trainer.envs import action_tools
 
     tools = action_tools()
+    report = report if report is not None else RenderReport()
     examples: list[dict[str, str]] = []
-    skipped = 0
-    columns = ["prompt", "completion"] + (["template"] if "template" in snapshot.table.column_names else [])
-    for row in snapshot.table.select(columns).to_pylist():
+    names = set(snapshot.table.column_names)
+    columns = ["prompt", "completion"] + [c for c in ("template", "family", "example_id") if c in names]
+    for index, row in enumerate(snapshot.table.select(columns).to_pylist()):
         prompt, completion = row["prompt"] or "", row["completion"] or ""
         action = parse_completion(completion)
         if isinstance(action, InvalidAction):
-            skipped += 1
+            report.skipped += 1
             continue
-        if prompt.startswith("<|im_start|>"):
-            rendered = prompt
-        else:
-            messages = _messages(prompt) or [{"role": "user", "content": prompt}]
-            rendered = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False,
-                                                     add_generation_prompt=True)
-        example = {"prompt": rendered, "completion": format_action(action) + tokenizer.eos_token}
+        answer = format_action(action) + tokenizer.eos_token
+        answer_ids = len(tokenizer(answer, add_special_tokens=False)["input_ids"])
+        messages = _messages(prompt) or [{"role": "user", "content": prompt}]
+        try:
+            rendered, length, dropped = _fit(messages, answer_ids, tokenizer, tools, max_length)
+        except RowTooLong as error:
+            name = row.get("example_id") or f"row {index}"
+            raise RowTooLong(f"snapshot {snapshot.snapshot_id}'s {name} needs {error} even without its "
+                             f"past steps, more than max_length={max_length}; raise max_length") from None
+        family = str(row.get("family") or "unknown")
+        report.used += 1
+        report.shortened += dropped > 0
+        report.dropped_steps += dropped
+        report.tokens_by_family[family] = report.tokens_by_family.get(family, 0) + length + answer_ids
+        report.rows_by_action[action.action_type] = report.rows_by_action.get(action.action_type, 0) + 1
+        example = {"prompt": rendered, "completion": answer}
         if with_template:
             example["template"] = str(row.get("template") or "unknown")
         examples.append(example)
-    if skipped:
+    if report.skipped:
         logger.warning("skipped %d of %d rows of snapshot %s: their completion is not a valid action",
-                       skipped, snapshot.table.num_rows, snapshot.snapshot_id)
-    return examples, skipped
+                       report.skipped, snapshot.table.num_rows, snapshot.snapshot_id)
+    if report.shortened:
+        logger.info("shortened %d of %d rows of snapshot %s to max_length=%s by dropping %d oldest steps",
+                    report.shortened, report.used, snapshot.snapshot_id, max_length, report.dropped_steps)
+    return examples, report.skipped
 
 
 def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_template: int = 1,
                           suite_seed: int = 0, templates: list[str] | None = None,
-                          history: int = 4, snapshot_id: str | None = None) -> Path:
-    """A snapshot like the curator's, from the oracle's episodes on a SimPhone: one row per step."""
+                          tiers: list[str] | None = None, snapshot_id: str | None = None) -> Path:
+    """A snapshot like the curator's, from the oracle's episodes on a SimPhone: one row per step,
+    its prompt the harness's context at that step (the one renderer). `templates` and `tiers`
+    narrow the templates (both: a template must match both)."""
     from devices.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
-    from devices.suite.registry import get_template
+    from devices.suite.registry import get_template, templates_for
 
-    chosen = [get_template(t) for t in templates] if templates else None
+    chosen = [get_template(t) for t in templates] if templates else templates_for(split)  # type: ignore[arg-type]
+    if tiers:
+        chosen = [t for t in chosen if t.tier in tiers]
+    if not chosen:
+        raise SnapshotError(f"no {split} template matches templates={templates} tiers={tiers}")
     tasks = generate_split(split, n_per_template, suite_seed, chosen)  # type: ignore[arg-type]
     harness = Harness(SimPhone())
     rows: list[dict[str, Any]] = []
@@ -140,16 +198,14 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
             oracle = OraclePolicy()
             oracle.prepare(task)
             oracle.begin(task.goal, harness.catalogue())
-            context = render_context(task.goal, harness.catalogue(), observation=observation)
-            steps: list[tuple[Any, Any]] = []
             for step in range(task.max_steps):
                 action = oracle.next_action(observation)
-                prompt = json.dumps(episode_messages(context, steps, history), ensure_ascii=False)
-                rows.append({"prompt": prompt, "completion": action.model_dump_json(),
-                             "task_id": task.task_id, "template": task.template, "family": task.family,
-                             "step": step})
+                rows.append({"prompt": harness.context(), "completion": format_action(action),
+                             "example_id": f"{task.task_id}:{step}", "task_id": task.task_id,
+                             "template": task.template, "family": task.family,
+                             "tier": get_template(task.template).tier, "action_type": action.action_type,
+                             "step": step, "context_version": CONTEXT_VERSION})
                 observation = harness.act(action)
-                steps.append((action, observation))
                 if observation.done:
                     break
     finally:
@@ -159,5 +215,7 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     pq.write_table(pa.Table.from_pylist(rows), out / DATA_FILE)
     sid = snapshot_id or f"oracle-{split}-{n_per_template}-{suite_seed}"
     (out / MANIFEST_FILE).write_text(json.dumps({"snapshot_id": sid, "kind": "sft", "rows": len(rows),
-                                                 "source": "oracle", "split": split}, indent=2))
+                                                 "source": "oracle", "split": split,
+                                                 "templates": sorted({t.name for t in chosen}),
+                                                 "context_version": CONTEXT_VERSION}, indent=2))
     return out

@@ -31,7 +31,7 @@ from schemas.actions import (
     UseSkill,
 )
 from trainer.outcome import Outcome, score_episode
-from trainer.prompt import render_context, render_observation
+from devices.harness.context import render_header, render_observation
 
 __all__ = ["ACTION_NAMES", "PhoneEnvironment", "action_tools", "environment_factory", "task_row"]
 
@@ -68,7 +68,7 @@ class PhoneEnvironment:
         self.actions = self.invalid = 0
         self.outcome = None
         self.done = False
-        return render_context(self.task.goal, self._phone.catalogue(), observation=observation)
+        return render_header(self.task.goal, self._phone.catalogue(), observation)
 
     def get_reward(self) -> float:
         """s_i, the checker's success on the phone's state (CARE shapes it afterwards)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "CHAT_TEMPLATE",
+    "load_tokenizer",
     "SMOLLM2_GGUF",
     "SMOLLM2_WHEEL",
     "LoadedModel",
@@ -66,6 +67,16 @@ def prepare_tokenizer(tokenizer: Any) -> Any:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
     return tokenizer
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """The tokenizer in local model directory `path`, with the planner chat template."""
+    from transformers import AutoTokenizer
+
+    path = Path(path)
+    if not (path / "tokenizer_config.json").is_file():
+        raise ModelError(f"no tokenizer in {path}; run `flywheel model import-smollm2` or point at a local HF model")
+    return prepare_tokenizer(AutoTokenizer.from_pretrained(path, local_files_only=True))
 
 
 def load_model(path: str | Path, *, dtype: str = "float32") -> LoadedModel:

@@ -27,12 +27,8 @@ from typing import Any
 from schemas.actions import Finish
 from schemas.observations import Observation
 from trainer.envs import ACTION_NAMES, action_tools
-from trainer.prompt import (
-    InvalidAction,
-    episode_messages,
-    parse_completion,
-    render_context,
-)
+from devices.harness.answer import InvalidAction, parse_completion
+from devices.harness.context import episode_messages, render_header
 
 __all__ = ["ACTION_JSON_SCHEMA", "ModelPolicy", "PolicyStats", "answer_schema", "default_device", "load_policy"]
 
@@ -40,8 +36,6 @@ logger = logging.getLogger(__name__)
 
 # One action fits: the longest oracle answer in the suite is 131 SmolLM2 tokens (median 46).
 DEFAULT_MAX_NEW_TOKENS = 160
-# Past steps kept in the prompt; older ones are dropped to keep the prompt small.
-DEFAULT_HISTORY = 4
 TOOL_CALL_OPEN = "<tool_call>\n"
 TOOL_CALL_CLOSE = "\n</tool_call>"
 # The constrained answer without a catalogue: a JSON object naming one of the planner's actions.
@@ -130,17 +124,13 @@ class ModelPolicy:
     """Greedy (or sampled) decoding of one action per step from a local model."""
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "model",
-                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, history: int = DEFAULT_HISTORY,
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  constrained: bool = False, temperature: float = 0.0, seed: int = 0,
-                 context: str = "planner", prefix_cache: bool = True) -> None:
-        if context not in ("planner", "harness"):
-            raise ValueError(f"context must be 'planner' or 'harness', not {context!r}")
+                 prefix_cache: bool = True) -> None:
         self.name = name
-        self.context = context
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
-        self.history = history
         self.temperature = temperature
         self.seed = seed
         self.prefix_cache = prefix_cache
@@ -150,7 +140,7 @@ class ModelPolicy:
         self._goal = ""
         self._catalogue: Any = None
         self._schema: dict[str, Any] | None = None
-        self._context: str | None = None
+        self.context_header: str | None = None
         self._steps: list[tuple[Any, Observation]] = []
         self._last: Any = None
         self.last_invalid: InvalidAction | None = None
@@ -160,7 +150,7 @@ class ModelPolicy:
     def begin(self, goal: str, catalogue: Any) -> None:
         """Starts an episode: the goal text and the harness's catalogue."""
         self._goal, self._catalogue = goal, catalogue
-        self._context = None
+        self.context_header = None
         self._schema = None
         self._steps = []
         self._last = None
@@ -168,14 +158,13 @@ class ModelPolicy:
         self._cache: tuple[list[int], Any] | None = None  # (token ids whose keys/values it holds, cache)
 
     def prompt_messages(self, observation: Observation) -> list[dict[str, Any]]:
-        """Records `observation` as the result of the last action and returns the chat to answer next."""
-        if self._context is None:
-            self._context = render_context(self._goal, self._catalogue, observation=observation)
+        """Records `observation` as the result of the last action and returns the chat to answer
+        next: the one context (devices.harness.context) of the goal, catalogue and steps seen."""
+        if self.context_header is None:
+            self.context_header = render_header(self._goal, self._catalogue, observation)
         elif self._last is not None:
             self._steps.append((self._last, observation))
-        if self.context == "harness":
-            return [{"role": "user", "content": self._harness_context()}]
-        return episode_messages(self._context, self._steps, self.history)
+        return episode_messages(self.context_header, self._steps)
 
     def next_action(self, observation: Observation) -> Any:
         ids = self.prompt_ids(self.prompt_messages(observation))
@@ -214,17 +203,6 @@ class ModelPolicy:
         twin = copy.copy(self)
         twin.begin(self._goal, self._catalogue)
         return twin
-
-    def _harness_context(self) -> str:
-        """The harness's own compact rendering (what the curator's snapshots carry as prompts), from
-        what this policy has seen: the goal, the catalogue and its steps (memory it cannot see)."""
-        from devices.harness.context import render_context as harness_context
-        from devices.harness.harness import Step
-        from devices.harness.spec import HarnessSpec
-        from devices.harness.state import HarnessState
-
-        steps = [Step(action, observation) for action, observation in self._steps]
-        return harness_context(self._goal, self._catalogue, HarnessState(), steps, HarnessSpec.default())
 
     # -- decoding ----------------------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from trainer.data import read_snapshot, render_examples
+from trainer.data import RenderReport, read_snapshot, render_examples
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
            "template_losses", "write_checkpoint_meta"]
@@ -41,7 +41,8 @@ class SftConfig:
     learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (LoRA often wants 1e-4..1e-3)."})
     batch_size: int = field(default=4, metadata={"help": "Examples per device step."})
     grad_accum: int = field(default=1, metadata={"help": "Steps accumulated per optimiser step."})
-    max_length: int = field(default=2048, metadata={"help": "Tokens per example (the longest oracle step is ~2,050)."})
+    max_length: int = field(default=2048, metadata={
+        "help": "Tokens per example; a longer row loses its oldest past steps (never the row)."})
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
     lora_dropout: float = field(default=0.0, metadata={"help": "LoRA dropout."})
@@ -127,7 +128,8 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
     loaded = load_model(Path(model_dir))
     tokenizer = loaded.tokenizer
     tokenizer.padding_side = "right"
-    examples, skipped = render_examples(snapshot, tokenizer)
+    report = RenderReport()
+    examples, skipped = render_examples(snapshot, tokenizer, max_length=config.max_length, report=report)
     if not examples:
         raise ValueError(f"snapshot {snapshot.snapshot_id} has no valid prompt/completion rows to train on")
     peft_config = None
@@ -145,6 +147,10 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
                      warmup_steps=0)
     trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(examples),
                          processing_class=tokenizer, peft_config=peft_config)
+    trainer.flywheel_render_report = report
+    if len(trainer.train_dataset) != report.used:  # TRL must not drop what the fitter kept
+        raise RuntimeError(f"TRL kept {len(trainer.train_dataset)} of {report.used} rows of snapshot "
+                           f"{snapshot.snapshot_id}; every row should fit max_length={config.max_length}")
     return trainer, snapshot, skipped
 
 
@@ -170,11 +176,14 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
         trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     tokenizer.save_pretrained(out)
     losses_by_template = template_losses(trainer.model, tokenizer, snapshot,
-                                         rows_per_template=config.loss_rows_per_template)
+                                         rows_per_template=config.loss_rows_per_template,
+                                         max_length=config.max_length)
     checkpoint_id = checkpoint_id or f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
-               "examples": float(len(dataset)), "seconds": seconds}
+               "examples": float(len(dataset)), "seconds": seconds,
+               "tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
+               **trainer.flywheel_render_report.as_metrics()}
     metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
                                   if trainer.is_deepspeed_enabled else 0)
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="sft",
@@ -190,13 +199,14 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
 
 
 def template_losses(model: Any, tokenizer: Any, snapshot: Any, *,
-                    rows_per_template: int = LOSS_ROWS_PER_TEMPLATE) -> dict[str, float]:
+                    rows_per_template: int = LOSS_ROWS_PER_TEMPLATE,
+                    max_length: int | None = None) -> dict[str, float]:
     """Mean answer-token loss of the trained model per template (a few rows each): the feedback's loss."""
     import torch
 
     if rows_per_template <= 0:
         return {}
-    examples, _ = render_examples(snapshot, tokenizer, with_template=True)
+    examples, _ = render_examples(snapshot, tokenizer, with_template=True, max_length=max_length)
     chosen: dict[str, list[dict[str, str]]] = {}
     for example in examples:
         bucket = chosen.setdefault(example["template"], [])

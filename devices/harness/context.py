@@ -1,122 +1,260 @@
-"""The compact context a language-model policy reads: c_t = H(goal, catalogue, memory, playbook,
-recent steps), kept under a token budget.
+"""The one context renderer: what a language-model policy is shown, as a chat, at every step.
 
-Sections are rendered in priority order — goal, playbook, memory (most relevant to the goal
-first), catalogue, recent steps (newest first), the latest screen — and the lowest-priority
-content is cut first, so the goal and the newest observation always fit. Tokens are counted as
-whitespace-separated words plus punctuation runs, a tokenizer-free estimate that over-counts
-slightly for sub-word tokenizers.
+The chat is one user message (the *header*: goal, the phone's date and time, the task's tools,
+skills, sub-agents, playbook notes, memory the harness shows up front, and the first screen), then
+one assistant turn per past step (the action as a tool call, `devices.harness.answer`) and one tool
+turn with what the phone answered. Every path renders it here — the harness (`Harness.context()`),
+the model policy, the rollout's record, the curator's rows, SFT, GRPO's environments (TRL appends
+the same tool turns) and evaluation — so a model is trained and scored on one format, and the
+curator builds rows from the rollout's record (`EpisodeEnded.context`) without a simulator.
+
+It is compact, because the prompt is most of the compute: tool signatures grouped by app with
+short types and no prose (a description only where a name cannot say it: searches and finders,
+whose matching rules the agent needs), the action list once (the chat template's compact list),
+tool results as compact JSON with whole list rows and a count of what was left out (never a cut
+through an id), and every past step kept. `drop_oldest_steps` is how a too-long row is shortened.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from devices.harness.catalogue import Catalogue
-from devices.harness.memory import is_note, rank
-from devices.harness.spec import HarnessSpec
-from devices.harness.state import HarnessState
+from schemas.observations import Observation
 
-__all__ = ["count_tokens", "render_context"]
+__all__ = [
+    "CONTEXT_VERSION",
+    "drop_oldest_steps",
+    "episode_messages",
+    "render_header",
+    "render_observation",
+    "render_result",
+    "step_count",
+]
 
 logger = logging.getLogger(__name__)
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-# A tool result in the history is cut to this many characters: enough for a few rows.
-_RESULT_CHARS = 600
+#: The rendering's version, recorded with every episode and snapshot row; bumped when it changes.
+CONTEXT_VERSION = "context/2"
+# A tool result longer than this shows whole list rows up to it, then how many were left out.
+MAX_RESULT_CHARS = 1200
+# A message (dialog, reply) longer than this is cut; they are sentences, not data.
+MAX_MESSAGE_CHARS = 400
+# On a GUI screen, the agent sees at most this many labelled elements.
+MAX_SCREEN_ELEMENTS = 16
+# Skill and sub-agent descriptions route between look-alikes; beyond this they repeat themselves.
+MAX_DESCRIPTION_CHARS = 110
+# Tool verbs whose matching rules the name does not say (which fields a search looks in).
+_DESCRIBED_VERBS = ("search", "find")
+_SHORT_TYPES = {"integer": "int", "number": "num", "boolean": "bool", "array": "list", "object": "obj"}
 
 
-def count_tokens(text: str) -> int:
-    """An estimate of the token count: words and punctuation marks."""
-    return len(_TOKEN.findall(text))
+def _type_hint(spec: Any) -> str:
+    kind = (spec or {}).get("type", "") if isinstance(spec, dict) else ""
+    if isinstance(kind, list):
+        kind = "|".join(_SHORT_TYPES.get(k, k) for k in kind if k != "null")
+    return "" if kind in ("string", "") else f":{_SHORT_TYPES.get(kind, kind)}"
+
+
+def _signature(name: str, parameters: Any) -> str:
+    parameters = parameters if isinstance(parameters, dict) else {}
+    props = parameters.get("properties", {}) or {}
+    required = set(parameters.get("required", []) or [])
+    args = [f"{key}{_type_hint(spec)}{'' if key in required else '?'}" for key, spec in props.items()]
+    return f"{name}({', '.join(args)})"
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def _tool_line(tool: Any) -> str:
-    props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, dict) else {}
-    required = set(tool.parameters.get("required", []) or []) if isinstance(
-        tool.parameters, dict) else set()
-    args = ", ".join(f"{k}{'' if k in required else '?'}" for k in props)
-    return f"- {tool.name}({args}): {tool.description}"
-
-
-def _step_lines(step: Any) -> list[str]:
-    action = step.action.model_dump(mode="json", exclude_none=True)
-    obs = step.observation
-    lines = [f"step {obs.step}: {_json(action)}"]
-    if obs.result is not None:
-        if obs.result.ok:
-            lines.append(f"  → ok {_clip(_json(obs.result.value), _RESULT_CHARS)}")
-        else:
-            error = obs.result.error
-            lines.append(f"  → error {error.code if error else ''}: "
-                         f"{error.message if error else ''}")
-    if obs.message:
-        lines.append(f"  message: {obs.message}")
+def _tool_lines(tools: Sequence[Any]) -> list[str]:
+    """One line per app: `- app: verb(args), verb(args) — search(query): what it matches`."""
+    by_app: dict[str, list[Any]] = {}
+    for tool in tools:
+        by_app.setdefault(tool.name.split(".", 1)[0], []).append(tool)
+    lines = []
+    for app, entries in by_app.items():
+        calls = []
+        for tool in entries:
+            verb = tool.name.split(".", 1)[1] if "." in tool.name else tool.name
+            call = _signature(verb, tool.parameters)
+            if verb.split("_")[0] in _DESCRIBED_VERBS and tool.description:
+                call += f" [{_clip(tool.description.rstrip('.'), MAX_DESCRIPTION_CHARS)}]"
+            calls.append(call)
+        lines.append(f"- {app}: " + ", ".join(calls))
     return lines
 
 
-def render_context(goal: str, catalogue: Catalogue, state: HarnessState, history: Sequence[Any],
-                   spec: HarnessSpec, *, budget_tokens: int | None = None) -> str:
-    """The context text, at most `budget_tokens` (default: the spec's) tokens long."""
-    budget = budget_tokens or spec.context.budget_tokens
-    sections: list[tuple[str, list[str]]] = [("GOAL", [goal])]
-    if catalogue.playbook:
-        sections.append(("PLAYBOOK", [f"- {note}" for note in catalogue.playbook]))
-    if spec.memory.context_entries:
-        hits = rank(goal, state.memory_items(), spec.memory.context_entries)
-        facts = [f"- {k}: {_json(v)}" for k, v in hits if not is_note(k)]
-        notes = [f"- {k}: {_json(v)}" for k, v in hits if is_note(k)]
-        if facts or notes:
-            sections.append(("MEMORY", facts + notes))
-    tools = [_tool_line(t) for t in catalogue.tools]
-    tools += [f"- skill {s.name}: {s.description}" for s in catalogue.skills]
-    tools += [f"- sub-agent {a.name} ({', '.join(a.tools)}): {a.description}"
-              for a in catalogue.subagents]
-    sections.append(("CATALOGUE", tools))
-    recent = list(history)[-spec.context.recent_steps:] if spec.context.recent_steps else []
-    steps = [line for step in reversed(recent) for line in _step_lines(step)]
-    if steps:
-        sections.append(("RECENT (newest first)", steps))
-    if history:
-        screen = history[-1].observation.screen[: spec.context.screen_elements]
-        shown = [f"[{i}] {e.text or e.content_description or e.class_name or ''}".rstrip()
-                 for i, e in enumerate(screen)]
-        sections.append(("SCREEN", shown))
-    # Fill in priority order (goal first); within a section keep lines while they fit.
-    used = 0
-    out: list[str] = []
-    priority = ["GOAL", "RECENT (newest first)", "PLAYBOOK", "MEMORY", "CATALOGUE", "SCREEN"]
-    chosen: dict[str, list[str]] = {}
-    for title in priority:
-        lines = dict(sections).get(title)
-        if not lines:
-            continue
-        header = count_tokens(title) + 2
-        if used + header > budget:
+def _apps_of(tools: Sequence[str], catalogue_tools: Sequence[Any]) -> str:
+    """A sub-agent's tools, compactly: whole apps by name (`calendar.*`), other tools one by one."""
+    known: dict[str, set[str]] = {}
+    for tool in catalogue_tools:
+        known.setdefault(tool.name.split(".", 1)[0], set()).add(tool.name)
+    by_app: dict[str, list[str]] = {}
+    for name in tools:
+        by_app.setdefault(name.split(".", 1)[0], []).append(name)
+    parts: list[str] = []
+    for app, names in by_app.items():
+        whole = known.get(app)
+        parts += [f"{app}.*"] if whole and whole <= set(names) else names
+    return ", ".join(parts)
+
+
+def _now(clock_ms: int) -> str:
+    moment = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.timezone.utc)
+    return moment.strftime("%A %Y-%m-%d %H:%M")
+
+
+def render_header(goal: str, catalogue: Any, observation: Observation | None = None, *,
+                  memory: Sequence[tuple[str, Any]] = ()) -> str:
+    """The first user message: goal, today's date and time, tools, skills, sub-agents, notes,
+    the memory entries the harness shows up front, and the first screen."""
+    lines = [f"Goal: {goal}"]
+    if observation is not None:
+        lines.append(f"Now: {_now(observation.clock_ms)}")
+    tools = list(getattr(catalogue, "tools", ()) or ())
+    if tools:
+        lines.append('Tools (tool_call {"name": "app.verb", "arguments": {...}}; ? optional):')
+        lines += _tool_lines(tools)
+    skills = list(getattr(catalogue, "skills", ()) or ())
+    if skills:
+        lines.append("Skills (use_skill):")
+        lines += [f"- {_signature(s.name, s.parameters)}: {_clip(s.description, MAX_DESCRIPTION_CHARS)}"
+                  for s in skills]
+    subagents = list(getattr(catalogue, "subagents", ()) or ())
+    if subagents:
+        lines.append('Sub-agents (delegate with arguments {"tool_calls": [{"name", "arguments"}]}):')
+        lines += [f"- {a.name} [{_apps_of(a.tools, tools)}]: {_clip(a.description, MAX_DESCRIPTION_CHARS)}"
+                  for a in subagents]
+    playbook = list(getattr(catalogue, "playbook", ()) or ())
+    if playbook:
+        lines.append("Notes:")
+        lines += [f"- {note}" for note in playbook]
+    if memory:
+        lines.append("Memory:")
+        lines += [f"- {key}: {_json(value)}" for key, value in memory]
+    if observation is not None:
+        lines.append("Screen: " + render_observation(observation))
+    return "\n".join(lines)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.replace("|", "/").replace("\n", " ")
+    return _json(value)
+
+
+def _table(rows: list[dict[str, Any]], limit: int) -> str:
+    """Rows of one shape as a table: `N rows: key|key` then one `value|value` line per row (the
+    keys are written once, not once per row); whole rows up to `limit` characters, then how many
+    were left out."""
+    keys: list[str] = []
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    lines = [f"{len(rows)} rows: " + "|".join(keys)]
+    used = len(lines[0])
+    for shown, row in enumerate(rows):
+        line = "|".join(_cell(row.get(k)) for k in keys)
+        if used + len(line) + 1 > limit and shown:
+            lines.append(f"(+{len(rows) - shown} more rows; search to narrow)")
             break
-        kept: list[str] = []
-        used += header
-        for line in lines:
-            cost = count_tokens(line)
-            if used + cost > budget:
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+def render_result(value: Any, limit: int = MAX_RESULT_CHARS) -> str:
+    """A tool result, compactly: a list of objects as a table (keys once), anything else as
+    compact JSON; a long list keeps whole rows up to `limit` characters and says how many rows it
+    left out (so an id is shown whole or not at all)."""
+    if isinstance(value, list) and len(value) > 1 and all(isinstance(v, dict) for v in value):
+        return _table(value, limit)
+    text = _json(value)
+    if len(text) <= limit:
+        return text
+    if isinstance(value, list):
+        shown, used = [], 2
+        for item in value:
+            row = _json(item)
+            if used + len(row) + 1 > limit and shown:
                 break
-            kept.append(line)
-            used += cost
-        chosen[title] = kept
-    for title, _ in sections:
-        if chosen.get(title):
-            out.append(f"## {title}")
-            out.extend(chosen[title])
-    return "\n".join(out)
+            shown.append(row)
+            used += len(row) + 1
+        left = len(value) - len(shown)
+        return "[" + ",".join(shown) + "]" + (f" (+{left} more of {len(value)}; search to narrow)" if left else "")
+    if isinstance(value, dict):
+        parts, used = [], 2
+        for key, item in value.items():
+            part = f"{_json(key)}:{render_result(item, max(80, limit // 2))}"
+            if used + len(part) + 1 > limit and parts:
+                parts.append('"…":"(more fields)"')
+                break
+            parts.append(part)
+            used += len(part) + 1
+        return "{" + ",".join(parts) + "}"
+    return _clip(text, limit)
+
+
+def render_observation(observation: Observation) -> str:
+    """What the phone showed after a step, compactly: the result, any message, else the screen."""
+    parts: list[str] = []
+    result = observation.result
+    if result is not None:
+        if result.ok:
+            parts.append(f"ok {render_result(result.value)}")
+        else:
+            error = result.error
+            parts.append(f"error {error.code}: {error.message}" if error else "error")
+    if observation.message:
+        parts.append(_clip(observation.message, MAX_MESSAGE_CHARS))
+    if not parts:
+        labels = [f"[{i}]{e.text or e.content_description}" for i, e in enumerate(observation.screen)
+                  if (e.text or e.content_description) and e.is_visible][:MAX_SCREEN_ELEMENTS]
+        parts.append(f"{observation.foreground_app or 'home'}: {' '.join(labels)}")
+    if observation.done:
+        parts.append("(episode ended)")
+    return " | ".join(parts)
+
+
+def episode_messages(header: str, steps: Iterable[tuple[Any, Observation]]) -> list[dict[str, Any]]:
+    """The chat the policy answers next: the header, then every past (action, observation) step
+    as an assistant tool call and a tool reply."""
+    from devices.harness.answer import action_to_call
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": header}]
+    for action, observation in steps:
+        call = action_to_call(action)
+        messages.append({"role": "assistant", "content": "",
+                         "tool_calls": [{"type": "function", "function": call}]})
+        messages.append({"role": "tool", "name": call["name"], "content": render_observation(observation)})
+    return messages
+
+
+def step_count(messages: Sequence[dict[str, Any]]) -> int:
+    """How many past steps a chat from `episode_messages` holds."""
+    return sum(1 for m in messages if m.get("role") == "assistant")
+
+
+def drop_oldest_steps(messages: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The chat without its `n` oldest past steps (the header always stays); the one way a row
+    that is too long for training is shortened."""
+    head, rest = list(messages[:1]), list(messages[1:])
+    dropped = 0
+    while rest and dropped < n:
+        rest = rest[1:]
+        while rest and rest[0].get("role") == "tool":
+            rest = rest[1:]
+        dropped += 1
+    if dropped:
+        head = [{**head[0], "content": head[0]["content"] + f"\n({dropped} earlier steps not shown)"}]
+    return head + rest

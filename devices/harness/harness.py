@@ -66,6 +66,8 @@ class Harness:
         self.history: list[Step] = []
         self.task: TaskInstance | None = None
         self._catalogue = build_catalogue(self.spec, self._device_tools())
+        self._first: Observation | None = None
+        self._header: str | None = None
 
     # ---- identity ----------------------------------------------------------------------
     @property
@@ -107,6 +109,8 @@ class Harness:
         self.history = []
         self._catalogue = build_catalogue(self.spec, self._device_tools(),
                                           getattr(task, "apps", None) or ())
+        self._first = observation
+        self._header: str | None = None
         return observation
 
     def observe(self) -> Observation:
@@ -150,6 +154,7 @@ class Harness:
         twin.history = list(self.history)
         twin.task = self.task
         twin._catalogue = self._catalogue
+        twin._first, twin._header = self._first, self._header
         return twin
 
     def close(self) -> None:
@@ -166,13 +171,28 @@ class Harness:
                 "goal_status": self.state.goal_status,
                 "clock_ms": int(device_part.get("clock_ms", 0))}
 
-    def context(self, budget_tokens: int | None = None) -> str:
-        """The compact context for a language-model policy (see devices.harness.context)."""
-        from devices.harness.context import render_context
+    def context_header(self) -> str:
+        """The first user message of this episode's context (devices.harness.context): goal,
+        date, catalogue, the memory entries the spec shows up front, the first screen."""
+        if self._header is None:
+            from devices.harness.context import render_header
+            from devices.harness.memory import rank
 
-        goal = self.task.goal if self.task is not None else ""
-        return render_context(goal, self._catalogue, self.state, self.history, self.spec,
-                              budget_tokens=budget_tokens)
+            goal = self.task.goal if self.task is not None else ""
+            shown = self.spec.memory.context_entries
+            memory = rank(goal, self.state.memory_items(), shown) if shown else ()
+            self._header = render_header(goal, self._catalogue, self._first, memory=memory)
+        return self._header
+
+    def context_messages(self) -> list[dict[str, Any]]:
+        """The chat a language-model policy answers next: the header and every past step."""
+        from devices.harness.context import episode_messages
+
+        return episode_messages(self.context_header(), [(s.action, s.observation) for s in self.history])
+
+    def context(self) -> str:
+        """`context_messages()` as JSON: the prompt a snapshot row holds for the next step."""
+        return json.dumps(self.context_messages(), ensure_ascii=False)
 
     # ---- internals -----------------------------------------------------------------------
     def _device_tools(self) -> dict[str, Any]:

@@ -161,8 +161,6 @@ def eval_cmd(
     seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
     constrained: Annotated[bool, typer.Option(help="Constrain answers to action JSON.")] = False,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per answer.")] = 160,
-    context: Annotated[str, typer.Option(help="Prompt rendering: planner (chat turns, as GRPO) or harness "
-                                          "(the harness's compact context, as curator snapshots).")] = "planner",
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the split.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes decoded together (a GPU takes hundreds).")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
@@ -175,7 +173,7 @@ def eval_cmd(
     from trainer.policy import load_policy
 
     try:
-        policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens, context=context)
+        policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens)
     except (ModelError, ValueError) as error:
         raise _fail(str(error)) from None
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})

@@ -7,7 +7,7 @@ trajectory; the trainer's SFT reads `prompt` and `completion`):
 |---|---|---|
 | example_id | string | `<episode_id>:<step>` (unique) |
 | kind | string | `demonstration` (an admitted trajectory's step) or `correction` (the oracle's continuation from a failed episode's first wrong step; `policy` then reads `oracle after <policy>`) |
-| prompt | string | the context the policy saw before the step: `Harness.context()` replayed (goal, playbook, memory, catalogue, recent steps), see `context_version` |
+| prompt | string | the chat the policy saw before the step (JSON messages from devices.harness.context: header with goal, date, catalogue, playbook; then every past step), built from the rollout's record; see `context_version` |
 | completion | string | the action taken, canonical JSON (the training target) |
 | step_index, steps_in_episode | int32 | position in the trajectory |
 | action_type | string | e.g. `tool_call`, `answer`, `finish` |
@@ -45,12 +45,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from devices.blobs import BlobStore
+from devices.harness.answer import parse_completion
 from devices.suite.registry import UnknownTemplate, get_template
 from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.corrections import DEFAULT_SHARE, Continuation, continuation, usable_rows
 from services.curator.decide import CuratorState, Source, slice_of
-from services.curator.examples import CONTEXT_VERSION, harness_pairs, training_pairs
+from services.curator.examples import CONTEXT_VERSION, rebuilt_pairs, recorded_pairs
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
@@ -130,9 +131,10 @@ def _lineage(prefix: str, source: Source) -> dict[str, Any]:
 
 def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: str,
                harness: Any = None) -> list[dict[str, Any]]:
-    """One row per step of each episode. With `harness` (a Harness around a SimPhone), the
-    prompt is the harness context replayed at that step, when the episode ran in that
-    harness version; otherwise the plain rendering of services.curator.examples."""
+    """One row per step of each episode, its prompt built from the rollout's record of what
+    the policy was shown (services.curator.examples.recorded_pairs; no simulator). An episode
+    recorded without it gets its header from `harness` (a Harness around a SimPhone, reset to
+    the task, nothing replayed); without a harness such an episode gives no rows (logged)."""
     rows = []
     for episode_id in episode_ids:
         episode = state.episodes[episode_id][0]
@@ -140,16 +142,17 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
         if episode_id in state.corrections:
             rows.extend(_correction_rows(state, episode_id, admission_policy, harness))
             continue
-        pairs, context_version = None, CONTEXT_VERSION
-        if harness is not None and episode.harness == harness.version:
-            pairs = harness_pairs(instance_of(task), episode.steps, harness)
-            context_version = f"harness/{harness.version}"
+        pairs = recorded_pairs(episode)
+        if pairs is None and harness is not None:
+            pairs = rebuilt_pairs(instance_of(task), episode.steps, harness)
         if pairs is None:
-            pairs, context_version = training_pairs(task.goal, episode.steps), CONTEXT_VERSION
-        for step, (prompt, completion) in zip(episode.steps, pairs):
+            logger.warning("episode %s has no recorded context and no harness rebuilds it: no rows",
+                           episode_id)
+            continue
+        for step, (prompt, completion) in zip(episode.steps, pairs, strict=True):
             rows.append(_row(state, episode_id, "demonstration", f"{episode_id}:{step.index}",
                              step.index, prompt, completion, step.action.action_type,
-                             admission_policy, context_version))
+                             admission_policy, CONTEXT_VERSION))
     return rows
 
 
@@ -199,8 +202,8 @@ def correction_rows(state: CuratorState, episode_id: str, admission_policy: str,
     if not isinstance(found, Continuation):
         return found.reason
     return [_row(state, episode_id, "correction", f"{episode_id}:c{found.start + j}",
-                 found.start + j, prompt, completion, json.loads(completion)["action_type"],
-                 admission_policy, f"harness/{harness.version}")
+                 found.start + j, prompt, completion, parse_completion(completion).action_type,
+                 admission_policy, CONTEXT_VERSION)
             for j, (prompt, completion) in enumerate(found.pairs)]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from devices.blobs import BlobStore
+from devices.harness.context import CONTEXT_VERSION
 from devices.protocol import DeviceError, DeviceLost
 from devices.suite.policies import OraclePolicy
 from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
@@ -109,11 +110,13 @@ class Rollout:
         steps: list[Step] = []
         outcome, failure, answer = "max_steps", None, None
         total = TokenUsage()
+        reset = False  # the device reached this episode's first view (so a context exists)
         bind = getattr(self.device.device, "bind", None)
         if bind is not None:  # a RemoteDevice sends its requests under this episode's id
             bind(episode_id, proposed.correlation_id)
         try:
             observation = self._device(self.device.reset, task)
+            reset = True
             if isinstance(self.policy, (ScriptedOracle, OraclePolicy)):
                 self.policy.prepare(task)  # the one privileged policy (CONTRACT-6 §1)
             self._guard.call(self.policy.begin, task.goal, self.device.catalogue())
@@ -145,6 +148,7 @@ class Rollout:
         except Exception as error:  # noqa: BLE001 - a policy bug ends its episode, not the service
             logger.warning("episode %s ended with an error: %s", episode_id, error)
             outcome, failure = "error", f"{type(error).__name__}: {error}"
+        context = _context_header(self.policy, self.device) if reset else None
         final_state = None
         if outcome != "timeout":
             try:
@@ -162,11 +166,25 @@ class Rollout:
             environment=self.environment, policy=self.policy_name, harness=self.harness,
             outcome=outcome, steps=steps, final_answer=answer, total_tokens=total,
             tool_calls=sum(s.tool_calls for s in steps), final_state=final_state,
-            failure=failure, causation_id=started.event_id, **envelope)
+            failure=failure, context=context, context_version=CONTEXT_VERSION if context else None,
+            causation_id=started.event_id, **envelope)
         return started, ended
 
     def close(self) -> None:
         self._guard.close()
+
+
+def _context_header(policy: Any, harness: Any) -> str | None:
+    """What the policy was shown before its first step: its own rendering when it keeps one (a
+    ModelPolicy), else the harness's; both are devices.harness.context's header."""
+    shown = getattr(policy, "context_header", None)
+    if isinstance(shown, str):
+        return shown
+    try:
+        return harness.context_header()
+    except Exception as error:  # noqa: BLE001 - a missing record must not lose the episode
+        logger.warning("could not record the context header: %s", error)
+        return None
 
 
 def _counted(policy: Any) -> int:

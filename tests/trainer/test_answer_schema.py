@@ -13,7 +13,7 @@ from devices.sim import SimPhone
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy
 from trainer.policy import ACTION_JSON_SCHEMA, answer_schema
-from trainer.prompt import action_to_call
+from devices.harness.answer import action_to_call
 
 lmfe = pytest.importorskip("lmformatenforcer")
 

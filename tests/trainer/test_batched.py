@@ -12,7 +12,7 @@ from tests.trainer.conftest import tool_call_bias
 from trainer.batched import run_batched
 from trainer.evaluate import evaluate_policy
 from trainer.policy import load_policy
-from trainer.prompt import format_action
+from devices.harness.answer import format_action
 
 
 def _tasks(count: int, max_steps: int) -> list:

@@ -11,7 +11,7 @@ from devices.suite.instances import generate_split
 from schemas.actions import ToolCall
 from tests.trainer.conftest import tool_call_bias
 from trainer.policy import load_policy
-from trainer.prompt import format_action
+from devices.harness.answer import format_action
 
 
 def _task(name: str):

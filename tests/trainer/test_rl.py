@@ -14,7 +14,7 @@ from trainer.care import CareConfig, care_group
 from trainer.envs import PhoneEnvironment
 from trainer.models import load_model
 from trainer.outcome import Outcome
-from trainer.prompt import format_action
+from devices.harness.answer import format_action
 from trainer.rl import RlConfig, care_trainer_class, run_grpo
 
 G = 4

@@ -1,0 +1,98 @@
+"""Prompt bench: tokens per step of the policy's prompt on the suite's oracle steps, per family and tier.
+
+Run (a minute on 2 CPU cores):
+
+    python bench/prompt_tokens.py --model var/models/smollm2-135m --split dev --n 1 [--json out.json]
+
+Plays the oracle through the harness on every template of the split and renders, before every
+step, the exact prompt a `ModelPolicy` would decode from (the one context renderer, the chat
+template), then counts its tokens with the model's tokenizer. Prints the median and p90 per family
+and tier and overall, and the answer tokens beside them (the part a model is trained to write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+__all__ = ["main", "measure"]
+
+
+def _quantile(values: list[int], q: float) -> float:
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))]) if ordered else 0.0
+
+
+def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
+    """Prompt and answer tokens of every oracle step, grouped by family, tier and both."""
+    from devices.harness import Harness
+    from devices.harness.answer import format_action
+    from devices.sim import SimPhone
+    from devices.suite.instances import generate_split
+    from devices.suite.policies import OraclePolicy
+    from devices.suite.registry import get_template
+    from trainer.policy import ModelPolicy
+
+    policy = ModelPolicy(None, tokenizer, prefix_cache=False)
+    harness = Harness(SimPhone())
+    groups: dict[str, list[int]] = defaultdict(list)
+    answers: list[int] = []
+    for task in generate_split(split, n, seed):  # type: ignore[arg-type]
+        tier = get_template(task.template).tier or "unknown"
+        observation = harness.reset(task)
+        oracle = OraclePolicy()
+        oracle.prepare(task)
+        oracle.begin(task.goal, harness.catalogue())
+        policy.begin(task.goal, harness.catalogue())
+        for _ in range(task.max_steps):
+            ids = policy.prompt_ids(policy.prompt_messages(observation))
+            action = oracle.next_action(observation)
+            policy.accept(format_action(action))
+            for key in ("all", task.family, f"tier/{tier}", f"{task.family}/{tier}"):
+                groups[key].append(len(ids))
+            answers.append(len(tokenizer(format_action(action), add_special_tokens=False)["input_ids"]))
+            observation = harness.act(action)
+            if observation.done:
+                break
+    harness.close()
+    table = {key: {"steps": len(v), "median": statistics.median(v), "p90": _quantile(v, 0.9),
+                   "max": max(v)} for key, v in sorted(groups.items())}
+    return {"split": split, "n": n, "seed": seed, "prompt_tokens": table,
+            "answer_tokens_median": statistics.median(answers) if answers else 0.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="var/models/smollm2-135m", help="A local model dir (its tokenizer counts).")
+    parser.add_argument("--split", default="dev", choices=["train", "dev", "test"])
+    parser.add_argument("--n", type=int, default=1, help="Instances per template.")
+    parser.add_argument("--seed", type=int, default=0, help="The suite seed.")
+    parser.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
+    args = parser.parse_args(argv)
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainer.models import load_tokenizer
+
+    result = measure(load_tokenizer(args.model), args.split, args.n, args.seed)
+    table = Table(title=f"prompt tokens per step ({args.split}, n={args.n}, seed {args.seed})")
+    for column in ("slice", "steps", "median", "p90", "max"):
+        table.add_column(column, justify="left" if column == "slice" else "right")
+    for key, row in result["prompt_tokens"].items():
+        table.add_row(key, str(row["steps"]), f"{row['median']:.0f}", f"{row['p90']:.0f}", str(row["max"]))
+    Console().print(table)
+    Console().print(f"answer tokens per step, median: {result['answer_tokens_median']:.0f}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
