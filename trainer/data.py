@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 from devices.harness.answer import InvalidAction, format_action, parse_completion
 from devices.harness.context import CONTEXT_VERSION, drop_oldest_steps, step_count
 
-__all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "read_snapshot",
-           "render_examples"]
+__all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "filter_snapshot",
+           "read_snapshot", "render_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,6 +170,36 @@ def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool =
         logger.info("shortened %d of %d rows of snapshot %s to max_length=%s by dropping %d oldest steps",
                     report.shortened, report.used, snapshot.snapshot_id, max_length, report.dropped_steps)
     return examples, report.skipped
+
+
+def filter_snapshot(snapshot_dir: str | Path, out_dir: str | Path, *, templates: list[str] | None = None,
+                    tiers: list[str] | None = None) -> Path:
+    """A copy of the snapshot with only the rows of `templates` and/or `tiers` (its manifest names
+    the filter and the source snapshot); SnapshotError when no row is left."""
+    snapshot = read_snapshot(snapshot_dir)
+    rows = snapshot.table.to_pylist()
+    if tiers and "tier" not in snapshot.table.column_names:
+        from devices.suite.registry import UnknownTemplate, get_template
+
+        def tier_of(name: str) -> str | None:
+            try:
+                return get_template(name).tier
+            except UnknownTemplate:
+                return None
+        rows = [{**r, "tier": tier_of(str(r.get("template")))} for r in rows]
+    kept = [r for r in rows if (not templates or r.get("template") in templates)
+            and (not tiers or r.get("tier") in tiers)]
+    if not kept:
+        raise SnapshotError(f"no row of snapshot {snapshot.snapshot_id} matches templates={templates} tiers={tiers}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(kept), out / DATA_FILE)
+    sid = f"{snapshot.snapshot_id}-filtered"
+    (out / MANIFEST_FILE).write_text(json.dumps({"snapshot_id": sid, "kind": "sft", "rows": len(kept),
+                                                 "source_snapshot": snapshot.snapshot_id,
+                                                 "source_sha256": snapshot.sha256,
+                                                 "templates": templates, "tiers": tiers}, indent=2))
+    return out
 
 
 def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_template: int = 1,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from devices.harness.context import render_header, render_observation
 from devices.protocol import DeviceError, TaskInstance
 from schemas.actions import (
     Answer,
@@ -31,7 +32,6 @@ from schemas.actions import (
     UseSkill,
 )
 from trainer.outcome import Outcome, score_episode
-from devices.harness.context import render_header, render_observation
 
 __all__ = ["ACTION_NAMES", "PhoneEnvironment", "action_tools", "environment_factory", "task_row"]
 

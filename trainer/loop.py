@@ -44,6 +44,7 @@ __all__ = [
     "eval_event",
     "feedback_event",
     "group_events",
+    "learnable_templates",
     "loop_config",
     "publisher",
     "run_generations",
@@ -257,11 +258,28 @@ def _eval_tasks(config: LoopConfig) -> list[Any]:
     return [t.model_copy(update={"max_steps": min(t.max_steps, config.eval_max_steps)}) for t in tasks]
 
 
-def _rl_tasks(config: LoopConfig, weights: dict[str, float], generation: int, count: int) -> list[Any]:
-    """Train-split tasks for GRPO, drawn with the feedback's template weights."""
+def learnable_templates(summary: EvalSummary) -> list[str]:
+    """Templates whose episodes the model solved sometimes but not always (0 < success < 1) in
+    `summary`: where a GRPO group can have reward variance, hence a gradient."""
+    by_template: dict[str, list[float]] = {}
+    for record in summary.records:
+        by_template.setdefault(record.template, []).append(record.success)
+    return sorted(t for t, s in by_template.items() if 0.0 < sum(s) / len(s) < 1.0)
+
+
+def _rl_tasks(config: LoopConfig, weights: dict[str, float], generation: int, count: int,
+              learnable: Sequence[str] = ()) -> list[Any]:
+    """Train-split tasks for GRPO, drawn with the feedback's template weights; from the
+    `learnable` templates only (the last evaluation's 0 < success < 1) when there are any."""
     from devices.suite.instances import generate_split
 
     pool = generate_split("train", 1, config.seed + generation)
+    narrowed = [t for t in pool if t.template in set(learnable)]
+    if narrowed:
+        pool = narrowed
+    else:
+        logger.info("generation %d: no evaluated template is between 0 and 1 success; GRPO draws from "
+                    "every train template (most groups will have no variance and be dropped)", generation)
     rng = random.Random(config.seed * 1000 + generation)
     chosen = rng.choices(pool, weights=[weights.get(t.template, 1.0) for t in pool], k=count)
     return chosen
@@ -307,13 +325,14 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             losses = result.template_losses
         else:
             console.print(f"[bold]generation {generation}[/bold]: GRPO+CARE from {model.name}")
-            tasks = _rl_tasks(config, weights, generation, config.rl_steps)
+            learnable = learnable_templates(summaries[-1].evaluation) if summaries else []
+            tasks = _rl_tasks(config, weights, generation, config.rl_steps, learnable)
             rl = run_grpo(model, tasks, target, RlConfig(
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
                 max_completion_length=config.max_completion_length, max_tool_calls=config.max_tool_calls,
                 gradient_checkpointing=config.rl_gradient_checkpointing, seed=config.seed + generation), run_id=run_id,
                 environment_factory=functools.partial(PhoneEnvironment, spec=spec))
-            stage, metrics, groups = "rl", rl.metrics, rl.groups
+            stage, metrics, groups = "rl", {**rl.metrics, "learnable_templates": float(len(learnable))}, rl.groups
             losses = {}
         import json
 

@@ -14,7 +14,6 @@ from typing import Any
 
 __all__ = [
     "CHAT_TEMPLATE",
-    "load_tokenizer",
     "SMOLLM2_GGUF",
     "SMOLLM2_WHEEL",
     "LoadedModel",
@@ -22,6 +21,7 @@ __all__ = [
     "build_tiny",
     "import_smollm2",
     "load_model",
+    "load_tokenizer",
     "prepare_tokenizer",
     "smollm2_dir",
 ]

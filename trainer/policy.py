@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devices.harness.answer import InvalidAction, parse_completion
+from devices.harness.context import episode_messages, render_header
 from schemas.actions import Finish
 from schemas.observations import Observation
 from trainer.envs import ACTION_NAMES, action_tools
-from devices.harness.answer import InvalidAction, parse_completion
-from devices.harness.context import episode_messages, render_header
 
 __all__ = ["ACTION_JSON_SCHEMA", "ModelPolicy", "PolicyStats", "answer_schema", "default_device", "load_policy"]
 

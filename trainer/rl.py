@@ -21,7 +21,7 @@ from typing import Any
 
 from trainer.care import REGIMES, CareConfig, CareController, care_group, efficiency_cost
 
-__all__ = ["GroupRecord", "RlConfig", "RlResult", "care_trainer_class", "run_grpo"]
+__all__ = ["GroupRecord", "RlConfig", "RlResult", "care_trainer_class", "run_grpo", "zero_variance"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ class GroupRecord:
     rewards: tuple[float, ...]
     advantages: tuple[float, ...]
     trl_advantages: tuple[float, ...]
+    dropped: bool = False  # every reward equal: no signal, so its rollouts were masked out of the loss
 
 
 def _trainer_class() -> type:
@@ -90,6 +91,7 @@ def _trainer_class() -> type:
             self.care_config = self.care_controller.config
             self.max_tool_calls = max_tool_calls
             self.group_records: list[GroupRecord] = []
+            self.dropped_groups = 0
             self.regime_counts: Counter[str] = Counter()
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -116,6 +118,7 @@ def _trainer_class() -> type:
                 raise RuntimeError(f"CARE needs whole groups; got {len(rows)} rollouts for G={size}")
             trl_advantages = self.accelerator.gather(output["advantages"]).tolist()
             advantages: list[float] = []
+            dropped_rows: list[int] = []
             step_records = []
             for start in range(0, len(rows), size):
                 group = rows[start:start + size]
@@ -130,14 +133,18 @@ def _trainer_class() -> type:
                 else:  # plain GRPO on the checker's success, per-group normalised like TRL's "group" scaling
                     result = care_group(success, [0.0] * size, [0.0] * size,
                                         CareConfig(p_low=0.0, p_high=1.0, eps=self.care_config.eps))
-                advantages.extend(result.advantages)
+                dropped = zero_variance(result.rewards)
+                if dropped:
+                    dropped_rows.extend(range(start, start + size))
+                advantages.extend(0.0 if dropped else a for a in result.advantages)
                 task = tasks[start]
                 record = GroupRecord(
                     step=self.state.global_step, task_id=task.task_id, template=task.template, family=task.family,
                     regime=result.regime if self.use_care else "grpo", success_rate=result.success_rate,
                     success=tuple(success), progress=tuple(progress), efficiency=tuple(eff),
                     output_tokens=tuple(toks), tool_calls=tuple(calls), rewards=result.rewards,
-                    advantages=result.advantages, trl_advantages=tuple(trl_advantages[start:start + size]))
+                    advantages=result.advantages, trl_advantages=tuple(trl_advantages[start:start + size]),
+                    dropped=dropped)
                 step_records.append(result)
                 self.group_records.append(record)
             counts = Counter(r.regime for r in step_records)
@@ -145,6 +152,8 @@ def _trainer_class() -> type:
             mode = "train" if self.model.training else "eval"
             for regime in REGIMES:
                 self._metrics[mode][f"care/{regime}_groups"].append(float(counts.get(regime, 0)))
+            self.dropped_groups += len(dropped_rows) // size
+            self._metrics[mode]["care/dropped_groups"].append(float(len(dropped_rows) // size))
             self._metrics[mode]["care/p_low"].append(self.care_config.p_low)
             self._metrics[mode]["care/p_high"].append(self.care_config.p_high)
             logger.info("step %d CARE regimes %s", self.state.global_step, dict(counts))
@@ -153,9 +162,23 @@ def _trainer_class() -> type:
             first = self.accelerator.process_index * len(local)  # this process's rollouts, as TRL slices them
             output["advantages"] = torch.tensor(advantages[first:first + len(local)],
                                                 dtype=output["advantages"].dtype, device=device)
+            mine = [row - first for row in dropped_rows if first <= row < first + len(local)]
+            if mine:  # a zero-variance group is never trained on: no policy gradient, no KL pull either
+                output["completion_mask"] = output["completion_mask"].clone()
+                output["completion_mask"][mine] = 0
+            if "num_items_in_batch" in output:  # the loss's token count, without the dropped rows
+                kept = output["completion_mask"] if output.get("tool_mask") is None \
+                    else output["completion_mask"] * output["tool_mask"]
+                output["num_items_in_batch"] = self.accelerator.gather(kept.sum()).sum()
             return output
 
     return CareGRPOTrainer
+
+
+def zero_variance(rewards: Sequence[float], tol: float = 1e-9) -> bool:
+    """Whether a group's rewards are all equal (all failed, all solved with equal cost, ...): its
+    advantages carry no signal, so GRPO drops the group instead of training on it."""
+    return max(rewards) - min(rewards) <= tol if rewards else True
 
 
 def care_trainer_class() -> type:
@@ -233,7 +256,8 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     metrics = {"success": sum(rollouts) / len(rollouts) if rollouts else 0.0,
                "mean_output_tokens": _mean([t for g in groups for t in g.output_tokens]),
                "mean_tool_calls": _mean([c for g in groups for c in g.tool_calls]),
-               "seconds": seconds, "steps_per_s": trainer.state.global_step / seconds if seconds else 0.0}
+               "seconds": seconds, "steps_per_s": trainer.state.global_step / seconds if seconds else 0.0,
+               "groups": float(len(groups)), "dropped_groups": float(sum(g.dropped for g in groups))}
     metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
                                   if trainer.is_deepspeed_enabled else 0)
     checkpoint_id = checkpoint_id or f"rl-{uuid.uuid4().hex[:12]}"

@@ -105,7 +105,7 @@ def _apps_of(tools: Sequence[str], catalogue_tools: Sequence[Any]) -> str:
 
 
 def _now(clock_ms: int) -> str:
-    moment = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC)
     return moment.strftime("%A %Y-%m-%d %H:%M")
 
 

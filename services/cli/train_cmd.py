@@ -78,23 +78,58 @@ def train_sft(
     max_steps: Annotated[int, typer.Option(help="Stop after this many steps (-1: epochs).")] = -1,
     lr: Annotated[float | None, typer.Option(help="Learning rate (default 5e-5 full, 5e-4 LoRA).")] = None,
     deepspeed: Annotated[Path | None, typer.Option(help="DeepSpeed config (trainer/deepspeed/zero2.json…).")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Examples per device step.")] = 4,
+    max_length: Annotated[int, typer.Option(min=64, help="Tokens per example; longer rows lose their oldest "
+                                            "steps, never the row.")] = 2048,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of data order and initialisation.")] = 0,
+    template: Annotated[list[str] | None, typer.Option(help="Train only on this template's rows (repeatable).")] = None,
+    tier: Annotated[list[str] | None, typer.Option(help="Train only on rows of this tier (repeatable).")] = None,
 ) -> None:
     """Supervised cold start on an approved snapshot (loss on the answer only)."""
-    from trainer.data import SnapshotError
+    from trainer.data import SnapshotError, filter_snapshot
     from trainer.models import ModelError
     from trainer.sft import SftConfig, run_sft
 
     if method not in ("full", "lora"):
         raise _fail(f"--method must be full or lora, not {method!r}")
     config = SftConfig(method=method, epochs=epochs, max_steps=max_steps,  # type: ignore[arg-type]
-                       learning_rate=lr or (5e-5 if method == "full" else 5e-4),
-                       deepspeed=str(deepspeed) if deepspeed else None)
+                       learning_rate=lr or (5e-5 if method == "full" else 5e-4), batch_size=batch_size,
+                       max_length=max_length, seed=seed, deepspeed=str(deepspeed) if deepspeed else None)
     try:
+        if template or tier:
+            snapshot = filter_snapshot(snapshot, out.parent / f"{out.name}-snapshot", templates=template, tiers=tier)
         result = run_sft(model, snapshot, out, config)
     except (ModelError, SnapshotError, ValueError) as error:
         raise _fail(str(error)) from None
+    m = result.metrics
     console.print(f"SFT {result.checkpoint_id}: {result.steps} steps, loss {result.losses[0]:.3f} → "
                   f"{result.losses[-1]:.3f}, {result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s → {out}")
+    console.print(f"rows used {m['rows_used']:.0f}, shortened {m['rows_shortened']:.0f} "
+                  f"({m['steps_dropped']:.0f} oldest steps dropped), skipped {m['rows_skipped']:.0f}; tokens per family: "
+                  + ", ".join(f"{k.split('/', 1)[1]} {v:.0f}" for k, v in m.items() if k.startswith("tokens/")))
+
+
+@train_app.command("snapshot")
+def train_snapshot(
+    out: Annotated[Path, typer.Option(help="Snapshot directory to write (data.parquet + manifest.json).")],
+    split: Annotated[SplitName, typer.Option(help="Suite split the oracle plays.")] = SplitName.train,
+    n: Annotated[int, typer.Option(min=1, help="Instances per template.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
+    template: Annotated[list[str] | None, typer.Option(help="Only this template (repeatable).")] = None,
+    tier: Annotated[list[str] | None, typer.Option(help="Only templates of this tier (repeatable).")] = None,
+) -> None:
+    """An oracle snapshot for SFT: the oracle's episodes of a tier or a template list, one row per step."""
+    from devices.suite.registry import UnknownTemplate
+    from trainer.data import SnapshotError, build_oracle_snapshot, read_snapshot
+
+    try:
+        path = build_oracle_snapshot(out, split=split.value, n_per_template=n, suite_seed=seed,
+                                     templates=template, tiers=tier)
+    except (SnapshotError, UnknownTemplate) as error:
+        raise _fail(str(error)) from None
+    table = read_snapshot(path).table
+    console.print(f"oracle snapshot {path}: {table.num_rows} rows of "
+                  f"{len(set(table.column('template').to_pylist()))} templates")
 
 
 @train_app.command("rl")
@@ -162,6 +197,8 @@ def eval_cmd(
     constrained: Annotated[bool, typer.Option(help="Constrain answers to action JSON.")] = False,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Tokens per answer.")] = 160,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the split.")] = None,
+    tier: Annotated[list[str] | None, typer.Option(help="Only tasks of templates of this tier (repeatable).")] = None,
+    dtype: Annotated[str | None, typer.Option(help="float32 or bfloat16 (default: the device's).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes decoded together (a GPU takes hundreds).")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
 ) -> None:
@@ -173,11 +210,16 @@ def eval_cmd(
     from trainer.policy import load_policy
 
     try:
-        policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens)
+        policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens, dtype=dtype)
     except (ModelError, ValueError) as error:
         raise _fail(str(error)) from None
+    from devices.suite.registry import get_template
+
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
-             for t in generate_split(split.value, n, seed)][:limit]
+             for t in generate_split(split.value, n, seed)
+             if not tier or get_template(t.template).tier in tier][:limit]
+    if not tasks:
+        raise _fail(f"no {split.value} task matches --tier {' '.join(tier or [])}")
     summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json, batch_size=batch_size)
     event = eval_event(summary, policy.name.removeprefix("model:"), run_id="manual")
     if as_json:

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from devices.harness import Harness
+from devices.harness.answer import action_to_call
 from devices.sim import SimPhone
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy
 from trainer.policy import ACTION_JSON_SCHEMA, answer_schema
-from devices.harness.answer import action_to_call
 
 lmfe = pytest.importorskip("lmformatenforcer")
 

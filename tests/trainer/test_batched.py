@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from devices.harness.answer import format_action
 from devices.suite.instances import generate_split
 from schemas.actions import ToolCall
 from tests.trainer.conftest import tool_call_bias
 from trainer.batched import run_batched
 from trainer.evaluate import evaluate_policy
 from trainer.policy import load_policy
-from devices.harness.answer import format_action
 
 
 def _tasks(count: int, max_steps: int) -> list:

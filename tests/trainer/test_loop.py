@@ -124,3 +124,24 @@ def test_feedback_carries_loss_success_tokens_and_tool_calls_per_family_template
     assert stats[("family", "memory")].loss == 1.5 and stats[("tier", "hard")].loss == 1.0
     assert stats[("tier", "hard")].episodes == 2 and event.weak_templates == ["b"]
     assert event.template_weights["b"] > event.template_weights["a"]  # the weaker template is sampled more
+
+
+def test_grpo_draws_from_templates_the_model_sometimes_solves() -> None:
+    from trainer.evaluate import EpisodeRecord, EvalSummary
+    from trainer.loop import LoopConfig, _rl_tasks, learnable_templates
+
+    def record(template: str, success: float) -> EpisodeRecord:
+        return EpisodeRecord(task_id=f"{template}-{success}", template=template, family="tool", tier="easy",
+                             score=success, success=success, steps=1, output_tokens=1, tool_calls=1, invalid=0)
+
+    records = [record("star_relation", 1.0), record("star_relation", 0.0), record("text_relation", 0.0),
+               record("text_relation", 0.0), record("new_number_relation", 1.0)]
+    summary = EvalSummary(policy="p", split="dev", episodes=5, overall=0.4, overall_ci=(0, 1), success=0.4,
+                          success_ci=(0, 1), families={}, family_ci={}, tiers={}, templates={},
+                          mean_output_tokens=1, mean_tool_calls=1, validity=1, median_prompt_tokens=1,
+                          records=records)
+    assert learnable_templates(summary) == ["star_relation"]  # never solved and always solved are out
+    tasks = _rl_tasks(LoopConfig(), {}, 2, 6, learnable_templates(summary))
+    assert {t.template for t in tasks} == {"star_relation"} and all(t.split == "train" for t in tasks)
+    anything = _rl_tasks(LoopConfig(), {}, 2, 6, [])  # nothing learnable: every train template may be drawn
+    assert len(anything) == 6

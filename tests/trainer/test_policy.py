@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from devices.harness import Harness
+from devices.harness.answer import format_action
 from devices.sim import SimPhone
 from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
 from schemas.actions import ToolCall
 from tests.trainer.conftest import tool_call_bias
 from trainer.policy import load_policy
-from devices.harness.answer import format_action
 
 
 def _task(name: str):

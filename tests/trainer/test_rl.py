@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from devices.harness.answer import format_action
 from devices.suite.instances import generate_split
 from schemas.actions import ToolCall
 from tests.trainer.conftest import tool_call_bias
@@ -14,7 +15,6 @@ from trainer.care import CareConfig, care_group
 from trainer.envs import PhoneEnvironment
 from trainer.models import load_model
 from trainer.outcome import Outcome
-from devices.harness.answer import format_action
 from trainer.rl import RlConfig, care_trainer_class, run_grpo
 
 G = 4
@@ -127,3 +127,48 @@ def test_gradient_checkpointing_reaches_the_grpo_trainer(tiny_model: Path, tmp_p
         assert result.steps == 1
         args = torch.load(tmp_path / f"rl-{on}" / "training_args.bin", weights_only=False)
         assert args.gradient_checkpointing is on
+
+
+def test_zero_variance_is_equal_rewards_only() -> None:
+    from trainer.rl import zero_variance
+
+    assert zero_variance([0.0, 0.0, 0.0]) and zero_variance([0.7] * 4)
+    assert not zero_variance([0.0, 0.0, 0.0, 1.0]) and not zero_variance([0.1, 0.1000001])
+
+
+def test_groups_without_reward_variance_are_dropped_and_never_trained_on(tiny_model: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    masks: list[list[int]] = []
+    base = care_trainer_class()
+
+    class Recording(base):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            masks.append(inputs["completion_mask"].sum(dim=1).tolist())
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    # every rollout searches and never answers: success 0 and no progress in every group
+    config = RlConfig(num_generations=G, tasks_per_step=2, max_steps=1, max_completion_length=96, max_tool_calls=1,
+                      beta=0.04, generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
+    result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config, trainer_class=Recording)
+    assert len(result.groups) == 2 and all(g.dropped for g in result.groups)
+    assert masks and all(n == 0 for step in masks for n in step)  # no token of theirs reaches the loss
+    assert result.metrics["dropped_groups"] == 2.0 == result.metrics["groups"]
+    before = load_file(str(tiny_model / "model.safetensors"))
+    after = load_file(str(result.checkpoint_dir / "model.safetensors"))
+    assert all((before[k] == after[k]).all() for k in before)  # not even the KL term moved the model
+
+
+def test_groups_with_variance_are_kept(tiny_model: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    config = RlConfig(num_generations=G, tasks_per_step=3, max_steps=1, max_completion_length=96,
+                      max_tool_calls=1, adapt_thresholds=False,
+                      generation_kwargs={"sequence_bias": _search_bias(tiny_model)})
+    ScriptedOutcomeEnvironment.resets = itertools.count()
+    result = run_grpo(tiny_model, _tasks(), tmp_path / "rl", config, environment_factory=ScriptedOutcomeEnvironment)
+    _, progress, learning = result.groups
+    assert not progress.dropped and not learning.dropped
+    before = load_file(str(tiny_model / "model.safetensors"))
+    after = load_file(str(result.checkpoint_dir / "model.safetensors"))
+    assert any(not (before[k] == after[k]).all() for k in before)

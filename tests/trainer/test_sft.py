@@ -75,3 +75,46 @@ def test_snapshot_without_completion_column_is_refused(tmp_path: Path) -> None:
         read_snapshot(tmp_path / "bad")
     with pytest.raises(SnapshotError, match="no data.parquet"):
         read_snapshot(tmp_path / "missing")
+
+
+def _multi_family_snapshot(tmp_path: Path) -> Path:
+    """Oracle rows of templates whose answers span tool_call, delegate, use_skill, memory and finish."""
+    from devices.suite.registry import templates_for
+    from trainer.data import build_oracle_snapshot
+
+    names = {t.family: t.name for t in templates_for("train")}  # one template per family
+    return build_oracle_snapshot(tmp_path / "snap", templates=sorted(names.values()), snapshot_id="every-family")
+
+
+def test_no_row_is_dropped_for_length_every_action_type_is_trained(tiny_model: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    snap = _multi_family_snapshot(tmp_path)
+    table = pq.read_table(snap / "data.parquet")
+    wanted = set(table.column("action_type").to_pylist())
+    assert {"finish", "tool_call"} <= wanted and len(wanted) >= 3
+    # a max_length below the longest rows (above the longest header): they are shortened, not dropped
+    tokenizer = load_model(tiny_model).tokenizer
+    full, _ = render_examples(read_snapshot(snap), tokenizer)
+    longest = max(len(tokenizer(e["prompt"] + e["completion"], add_special_tokens=False)["input_ids"]) for e in full)
+    limit = longest - 150
+    trainer, _, skipped = build_sft_trainer(tiny_model, snap, tmp_path / "out", SftConfig(max_steps=1, max_length=limit))
+    report = trainer.flywheel_render_report
+    assert skipped == 0 and report.used == table.num_rows == len(trainer.train_dataset)
+    assert report.shortened > 0 and report.dropped_steps >= report.shortened
+    assert set(report.rows_by_action) == wanted
+    assert all(len(row["input_ids"]) <= limit for row in trainer.train_dataset)
+    # every answer is whole: the loss covers the full answer of every row, through <|im_end|>
+    for row in trainer.train_dataset:
+        labels = trainer.data_collator([row])["labels"][0].tolist()
+        answer = [t for t in labels if t != -100]
+        assert answer[-1] == tokenizer.eos_token_id
+        assert tokenizer.decode(answer).startswith("<tool_call>") and "</tool_call>" in tokenizer.decode(answer)
+
+
+def test_a_row_that_cannot_fit_stops_the_run_naming_it(tiny_model: Path, tmp_path: Path) -> None:
+    from trainer.data import RowTooLong
+
+    snap = _multi_family_snapshot(tmp_path)
+    with pytest.raises(RowTooLong, match=r"every-family's .+:0 needs \d+ tokens .*max_length=64"):
+        build_sft_trainer(tiny_model, snap, tmp_path / "out", SftConfig(max_steps=1, max_length=64))

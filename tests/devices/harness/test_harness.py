@@ -1,15 +1,15 @@
 """The harness around a device: planner actions run here, device actions there; memory with
 retrieval and forgetting; skills using earlier results; sub-agents running plans or their own
-policy; final state; context under a budget."""
+policy; final state; the context it shows."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
-from devices.harness.context import count_tokens
 from devices.harness.harness import Harness
 from devices.harness.memory import rank
-from devices.harness.spec import ContextPolicy, HarnessSpec, MemoryPolicy
+from devices.harness.spec import HarnessSpec, MemoryPolicy
 from devices.sim.phone import SimPhone
 from devices.suite.state_view import StateView
 from schemas.actions import (
@@ -129,23 +129,25 @@ def test_the_step_limit_ends_the_episode_on_a_planner_step() -> None:
     assert harness.act(MemoryRead(key="a")).result.error.code == "conflict"
 
 
-def test_context_keeps_goal_and_newest_step_under_the_budget() -> None:
-    spec = HarnessSpec.default().model_copy(update={
-        "memory": MemoryPolicy(context_entries=3), "context": ContextPolicy(recent_steps=2)})
+def test_context_shows_memory_up_front_the_task_tools_and_every_step_in_order() -> None:
+    spec = HarnessSpec.default().model_copy(update={"memory": MemoryPolicy(context_entries=3)})
     harness = Harness(SimPhone(), spec)
     harness.reset(make_task({"memory": MEMORY}).model_copy(
         update={"goal": "Ship the parcel to my home address", "apps": ["shopping"]}))
     harness.act(ToolCall(name="shopping.view_cart"))
     harness.act(MemoryRead(query="home"))
-    full = harness.context()
-    assert full.startswith("## GOAL\nShip the parcel to my home address")
-    assert "home_address" in full.split("## MEMORY")[1]
-    assert "shopping.checkout(address)" in full and "contacts.add" not in full
-    recent = full.split("## RECENT (newest first)")[1]
-    assert recent.index("memory_read") < recent.index("shopping.view_cart")  # newest first
-    small = harness.context(budget_tokens=120)
-    assert count_tokens(small) <= 120 and "Ship the parcel" in small and "memory_read" in small
-    assert len(small) < len(full)
+    messages = json.loads(harness.context())
+    header = messages[0]["content"]
+    assert header.startswith("Goal: Ship the parcel to my home address")
+    assert "home_address" in header.split("Memory:")[1]
+    assert "checkout(address)" in header and "contacts:" not in header
+    calls = [m["tool_calls"][0]["function"] for m in messages if m["role"] == "assistant"]
+    assert [c["name"] for c in calls] == ["tool_call", "memory_read"]  # oldest first, none dropped
+    assert harness.context_messages() == messages
+    # without memory up front (the default) the policy must read memory itself
+    plain = Harness(SimPhone())
+    plain.reset(make_task({"memory": MEMORY}).model_copy(update={"apps": ["shopping"]}))
+    assert "Memory:" not in plain.context_header()
 
 
 class _Helper:
