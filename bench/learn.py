@@ -37,14 +37,15 @@ console = Console()
 
 
 def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
-           per_family: int | None = None) -> list:
+           per_family: int | None = None, tiers: list[str] | None = None) -> list:
     """The split's tasks, capped at `max_steps`; with `per_family`, a seeded sample of that many
     templates from each family (every instance of a chosen template), so a slice still covers
     every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks."""
     from devices.suite.instances import generate_split
+    from devices.suite.registry import get_template
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
-             for t in generate_split(split, n, seed)]
+             for t in generate_split(split, n, seed) if not tiers or get_template(t.template).tier in tiers]
     if per_family:
         by_family: dict[str, list[str]] = {}
         for task in tasks:
@@ -60,6 +61,10 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
     return tasks[:limit] if limit else tasks
 
 
+def _tiers(args: argparse.Namespace) -> list[str] | None:
+    return [t for t in (args.tier or "").split(",") if t] or None
+
+
 def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, *, constrained: bool = False) -> dict:
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
@@ -68,13 +73,20 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
                          dtype=None if args.dtype == "auto" else args.dtype)
     limit = args.constrained_limit if constrained else args.limit
     started = time.monotonic()
-    tasks = _tasks(split, args.n, args.seed, args.max_steps, limit, args.per_family)
+    tasks = _tasks(split, args.n, args.seed, args.max_steps, limit, args.per_family, _tiers(args))
     summary = evaluate_policy(policy, tasks, split=split,
                               batch_size=args.batch_size)
     data = summary.to_json_dict() | {"label": label, "model": str(model), "constrained": constrained,
                                      "seconds": round(time.monotonic() - started, 1),
                                      "steps": policy.stats.steps, "invalid": policy.stats.invalid,
                                      "invalid_reasons": policy.stats.invalid_reasons}
+    if args.next_action and not constrained:
+        from trainer.next_action import next_action_accuracy
+
+        teacher = load_policy(model, max_new_tokens=args.max_new_tokens, dtype=None if args.dtype == "auto" else args.dtype)
+        data["next_action"] = next_action_accuracy(teacher, tasks[:args.next_action]).to_json_dict()
+        console.print(f"{label} on {split}: teacher-forced next action {data['next_action']['correct']}/"
+                      f"{data['next_action']['steps']}")
     out = Path(args.out) / f"{label}-{split}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=2))
@@ -153,7 +165,8 @@ def _row(table: Table, data: dict) -> None:
     lo, hi = data["overall_ci"]
     table.add_row(data["label"], data["split"], str(data["episodes"]), f"{data['overall']:.3f} [{lo:.3f}, {hi:.3f}]",
                   f"{data['success']:.3f}", f"{data['validity']:.2f}", f"{data['median_prompt_tokens']:.0f}",
-                  f"{data['mean_output_tokens']:.1f}", f"{data['mean_tool_calls']:.2f}", f"{data['seconds']:.0f}")
+                  f"{data['mean_output_tokens']:.1f}", f"{data['mean_tool_calls']:.2f}", f"{data['seconds']:.0f}",
+                  f"{data['next_action']['correct']}/{data['next_action']['steps']}" if "next_action" in data else "—")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -176,11 +189,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-checkpoint", default=None,
                         help="with stage sft: score this SFT checkpoint instead of training one")
     parser.add_argument("--sft-n", type=int, default=3, help="train instances per template for SFT")
+    parser.add_argument("--sft-recovery", type=float, default=0.0,
+                        help="share of SFT episodes with a slip and the oracle's recovery (recovery rows)")
     parser.add_argument("--sft-epochs", type=float, default=1.0)
     parser.add_argument("--sft-max-steps", type=int, default=-1, help="cap on SFT steps (-1: epochs)")
     parser.add_argument("--sft-batch", type=int, default=2)
-    parser.add_argument("--sft-max-length", type=int, default=1024, help="tokens per SFT example (memory)")
+    parser.add_argument("--sft-max-length", type=int, default=2048,
+                        help="tokens per SFT example (a longer row loses its oldest steps, never the row)")
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
+    parser.add_argument("--sft-lr", type=float, default=None, help="SFT learning rate (default 5e-5 full, 5e-4 LoRA)")
     parser.add_argument("--rl-steps", type=int, default=10)
     parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
     parser.add_argument("--rl-tasks-per-step", type=int, default=1, help="groups per optimiser step")
@@ -192,6 +209,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--constrained", action="store_true", help="also evaluate with constrained decoding")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--next-action", type=int, default=0,
+                        help="also score teacher-forced exact next action on the first N tasks of each split")
+    parser.add_argument("--tier", default=None, help="comma list of tiers (easy, medium, hard): only their "
+                        "templates are trained on and scored")
     parser.add_argument("--out", default="var/bench/learn")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
@@ -216,11 +237,12 @@ def main(argv: list[str] | None = None) -> None:
         from trainer.data import build_oracle_snapshot
         from trainer.sft import SftConfig, run_sft
 
-        snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=args.sft_n, suite_seed=args.seed)
+        snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=args.sft_n, suite_seed=args.seed,
+                                         tiers=_tiers(args), recovery=args.sft_recovery)
         result = run_sft(model, snapshot, out / "sft", SftConfig(
             method=args.sft_method, epochs=args.sft_epochs, max_steps=args.sft_max_steps, batch_size=args.sft_batch,
             max_length=args.sft_max_length, loss_rows_per_template=0,
-            learning_rate=5e-5 if args.sft_method == "full" else 5e-4))
+            learning_rate=args.sft_lr or (5e-5 if args.sft_method == "full" else 5e-4)))
         console.print(f"SFT: {result.steps} steps, loss {result.losses[0]:.3f} → {result.losses[-1]:.3f}, "
                       f"{result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")
         model = result.checkpoint_dir
@@ -254,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
     if results:
         plot(results, out / "learn.png")
     table = Table("stage", "split", "episodes", "overall [95% CI]", "success", "valid", "prompt tok (median)",
-                  "out tok", "tool calls", "s", title=f"learning bench: {args.model}")
+                  "out tok", "tool calls", "s", "next action", title=f"learning bench: {args.model}")
     for data in results:
         _row(table, data)
     console.print(table)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,12 +95,14 @@ class RenderReport:
     shortened: int = 0
     skipped: int = 0
     dropped_steps: int = 0
+    recovery: int = 0  # rows that show a slip and the way on (recovery or correction rows)
     tokens_by_family: dict[str, int] = field(default_factory=dict)
     rows_by_action: dict[str, int] = field(default_factory=dict)
 
     def as_metrics(self) -> dict[str, float]:
         out = {"rows_used": float(self.used), "rows_shortened": float(self.shortened),
-               "rows_skipped": float(self.skipped), "steps_dropped": float(self.dropped_steps)}
+               "rows_skipped": float(self.skipped), "steps_dropped": float(self.dropped_steps),
+               "recovery_share": self.recovery / self.used if self.used else 0.0}
         out.update({f"tokens/{family}": float(n) for family, n in sorted(self.tokens_by_family.items())})
         return out
 
@@ -137,7 +140,8 @@ def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool =
     report = report if report is not None else RenderReport()
     examples: list[dict[str, str]] = []
     names = set(snapshot.table.column_names)
-    columns = ["prompt", "completion"] + [c for c in ("template", "family", "example_id") if c in names]
+    columns = ["prompt", "completion"] + [c for c in ("template", "family", "example_id", "recovery", "kind")
+                                          if c in names]
     for index, row in enumerate(snapshot.table.select(columns).to_pylist()):
         prompt, completion = row["prompt"] or "", row["completion"] or ""
         action = parse_completion(completion)
@@ -157,6 +161,7 @@ def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool =
         report.used += 1
         report.shortened += dropped > 0
         report.dropped_steps += dropped
+        report.recovery += bool(row.get("recovery")) or row.get("kind") == "correction"
         report.tokens_by_family[family] = report.tokens_by_family.get(family, 0) + length + answer_ids
         report.rows_by_action[action.action_type] = report.rows_by_action.get(action.action_type, 0) + 1
         example = {"prompt": rendered, "completion": answer}
@@ -202,12 +207,34 @@ def filter_snapshot(snapshot_dir: str | Path, out_dir: str | Path, *, templates:
     return out
 
 
+def _slip(action: Any, rng: random.Random) -> Any | None:
+    """A plausible first mistake in place of the oracle's tool call `action`: the same call with one
+    id argument pointing nowhere (not_found), else the call to a verb the app does not have
+    (unknown tool); None when `action` is no tool call."""
+    from schemas.actions import ToolCall
+
+    if not isinstance(action, ToolCall):
+        return None
+    keys = [k for k, v in (action.arguments or {}).items() if isinstance(v, str) and (k == "id" or k.endswith("_id"))]
+    if keys:
+        key = rng.choice(keys)
+        return action.model_copy(update={"arguments": {**action.arguments, key: f"{key[:2]}{rng.randrange(16**6):06x}x"}})
+    app, _, verb = action.name.partition(".")
+    return action.model_copy(update={"name": f"{app}.{verb}_all" if verb else f"{app}_all"})
+
+
 def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_template: int = 1,
                           suite_seed: int = 0, templates: list[str] | None = None,
-                          tiers: list[str] | None = None, snapshot_id: str | None = None) -> Path:
+                          tiers: list[str] | None = None, snapshot_id: str | None = None,
+                          recovery: float = 0.0) -> Path:
     """A snapshot like the curator's, from the oracle's episodes on a SimPhone: one row per step,
     its prompt the harness's context at that step (the one renderer). `templates` and `tiers`
-    narrow the templates (both: a template must match both)."""
+    narrow the templates (both: a template must match both).
+
+    With `recovery` (a share, 0..1), that share of the episodes (seeded) also teaches recovery:
+    before one oracle tool call that takes an id, a slip (the same call with an id that does not
+    exist) is played and answered with the phone's error; the slip is never a training target,
+    but the rows after it show the error and the oracle's way on (column `recovery`)."""
     from devices.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.instances import generate_split
@@ -222,19 +249,30 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     tasks = generate_split(split, n_per_template, suite_seed, chosen)  # type: ignore[arg-type]
     harness = Harness(SimPhone())
     rows: list[dict[str, Any]] = []
+    rng = random.Random(f"recovery:{split}:{suite_seed}")
     try:
         for task in tasks:
             observation = harness.reset(task)
             oracle = OraclePolicy()
             oracle.prepare(task)
             oracle.begin(task.goal, harness.catalogue())
+            slip_pending = rng.random() < recovery
+            recovered = False
             for step in range(task.max_steps):
                 action = oracle.next_action(observation)
+                slip = _slip(action, rng) if slip_pending else None
+                if slip is not None:
+                    saved = harness.snapshot()
+                    answer = harness.act(slip)
+                    if answer.result is not None and not answer.result.ok and not answer.done:
+                        slip_pending, recovered = False, True  # the error stays in the history
+                    else:
+                        harness.restore(saved)  # the slip happened to work: take it back
                 rows.append({"prompt": harness.context(), "completion": format_action(action),
                              "example_id": f"{task.task_id}:{step}", "task_id": task.task_id,
                              "template": task.template, "family": task.family,
                              "tier": get_template(task.template).tier, "action_type": action.action_type,
-                             "step": step, "context_version": CONTEXT_VERSION})
+                             "step": step, "context_version": CONTEXT_VERSION, "recovery": recovered})
                 observation = harness.act(action)
                 if observation.done:
                     break
@@ -247,5 +285,6 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     (out / MANIFEST_FILE).write_text(json.dumps({"snapshot_id": sid, "kind": "sft", "rows": len(rows),
                                                  "source": "oracle", "split": split,
                                                  "templates": sorted({t.name for t in chosen}),
+                                                 "recovery_rows": sum(r["recovery"] for r in rows),
                                                  "context_version": CONTEXT_VERSION}, indent=2))
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -49,6 +50,8 @@ MAX_SCREEN_ELEMENTS = 16
 MAX_DESCRIPTION_CHARS = 110
 # Tool verbs whose matching rules the name does not say (which fields a search looks in).
 _DESCRIBED_VERBS = ("search", "find")
+_WHOSE = re.compile(r"^Find \w+ whose (.+?) contains? the query\.?$")
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 _SHORT_TYPES = {"integer": "int", "number": "num", "boolean": "bool", "array": "list", "object": "obj"}
 
 
@@ -83,10 +86,17 @@ def _tool_lines(tools: Sequence[Any]) -> list[str]:
             verb = tool.name.split(".", 1)[1] if "." in tool.name else tool.name
             call = _signature(verb, tool.parameters)
             if verb.split("_")[0] in _DESCRIBED_VERBS and tool.description:
-                call += f" [{_clip(tool.description.rstrip('.'), MAX_DESCRIPTION_CHARS)}]"
+                call += f" [{_clip(_matching(tool.description), MAX_DESCRIPTION_CHARS)}]"
             calls.append(call)
         lines.append(f"- {app}: " + ", ".join(calls))
     return lines
+
+
+def _matching(description: str) -> str:
+    """A search's description as what it matches: "Find contacts whose name or city contains the
+    query." → "matches name or city"; other descriptions as they are, without the full stop."""
+    found = _WHOSE.match(description.strip())
+    return f"matches {found.group(1)}" if found else description.strip().rstrip(".")
 
 
 def _apps_of(tools: Sequence[str], catalogue_tools: Sequence[Any]) -> str:
@@ -218,12 +228,22 @@ def render_observation(observation: Observation) -> str:
     if observation.message:
         parts.append(_clip(observation.message, MAX_MESSAGE_CHARS))
     if not parts:
-        labels = [f"[{i}]{e.text or e.content_description}" for i, e in enumerate(observation.screen)
-                  if (e.text or e.content_description) and e.is_visible][:MAX_SCREEN_ELEMENTS]
-        parts.append(f"{observation.foreground_app or 'home'}: {' '.join(labels)}")
+        parts.append(_screen(observation))
     if observation.done:
         parts.append("(episode ended)")
     return " | ".join(parts)
+
+
+def _screen(observation: Observation) -> str:
+    """The screen: an app's labelled elements with the index a click takes; the home screen as
+    the app names open_app takes (its clock is the header's `Now:`)."""
+    shown = [(i, e.text or e.content_description) for i, e in enumerate(observation.screen)
+             if (e.text or e.content_description) and e.is_visible]
+    if observation.foreground_app in (None, "home"):
+        names = [label for _, label in shown if not _CLOCK.match(str(label))]
+        return "home: " + ", ".join(names)
+    labels = [f"[{i}]{label}" for i, label in shown[:MAX_SCREEN_ELEMENTS]]
+    return f"{observation.foreground_app}: {' '.join(labels)}"
 
 
 def episode_messages(header: str, steps: Iterable[tuple[Any, Observation]]) -> list[dict[str, Any]]:

@@ -1,0 +1,77 @@
+"""Teacher-forced next-action accuracy: a cheap progress signal beside episode success.
+
+The oracle plays each task; before each of its steps the policy is asked for the next action on
+exactly the prompt it would see there (the one context), and its answer is compared with the
+oracle's action. The oracle's action is then what happens, so one early mistake does not hide
+every later step: a model that has learned the format and most lookups shows progress here long
+before whole episodes succeed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from devices.harness.answer import format_action
+
+__all__ = ["NextActionScore", "next_action_accuracy"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class NextActionScore:
+    """Exact next actions out of oracle steps, overall and per action type; invalid answers counted."""
+
+    correct: int = 0
+    steps: int = 0
+    invalid: int = 0
+    by_action: dict[str, list[int]] = field(default_factory=dict)  # action type -> [correct, steps]
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.steps if self.steps else 0.0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "correct": self.correct, "steps": self.steps, "invalid": self.invalid,
+                "by_action": {k: {"correct": c, "steps": n} for k, (c, n) in sorted(self.by_action.items())}}
+
+
+def next_action_accuracy(policy: Any, tasks: Sequence[Any], *, spec: Any = None) -> NextActionScore:
+    """How often `policy` (a trainer.policy.ModelPolicy) answers the oracle's exact next action on
+    `tasks`, teacher-forced: the oracle's action is executed after each question."""
+    from devices.harness import Harness
+    from devices.harness.answer import InvalidAction, parse_completion
+    from devices.sim import SimPhone
+    from devices.suite.policies import OraclePolicy
+
+    score = NextActionScore()
+    harness = Harness(SimPhone(), spec)
+    try:
+        for task in tasks:
+            observation = harness.reset(task)
+            oracle = OraclePolicy()
+            oracle.prepare(task)
+            oracle.begin(task.goal, harness.catalogue())
+            policy.begin(task.goal, harness.catalogue())
+            for _ in range(task.max_steps):
+                ids = policy.prompt_ids(policy.prompt_messages(observation))
+                schemas = [policy.answer_schema()] if policy.constrained else None
+                answer = parse_completion(policy.generate_batch([ids], schemas)[0])
+                expected = oracle.next_action(observation)
+                hit = not isinstance(answer, InvalidAction) and answer == expected
+                score.invalid += isinstance(answer, InvalidAction)
+                score.correct += hit
+                score.steps += 1
+                tally = score.by_action.setdefault(expected.action_type, [0, 0])
+                tally[0] += hit
+                tally[1] += 1
+                policy.accept(format_action(expected))  # teacher forcing: the oracle's step happens
+                observation = harness.act(expected)
+                if observation.done:
+                    break
+    finally:
+        harness.close()
+    return score
