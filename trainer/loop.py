@@ -79,6 +79,9 @@ class LoopConfig:
     eval_dtype: str = field(default="auto", metadata={"help": "Weights for evaluation: auto (bf16 on a GPU, fp32 on "
                                                               "a CPU), float32 or bfloat16."})
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
+    sft_max_length: int = field(default=4096, metadata={
+        "help": "Tokens per SFT example: a longer row loses its oldest steps (the tiny model's tokenizer "
+                "needs ~2,800 for a sub-agent task's header alone; SmolLM2's ~1,300)."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
 
     def __post_init__(self) -> None:
@@ -100,12 +103,12 @@ EVAL_DTYPES = ("auto", "float32", "bfloat16")
 #: GRPO recomputes activations: one G=4 step of SmolLM2 on a task with ~2,800-token rollouts
 #: peaked above 24 GB on a CPU (the OOM killer ended `flywheel run`) and at 7.7 GB with it.
 PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_completion_length": 144,
-                                       "rl_gradient_checkpointing": True}
+                                       "rl_gradient_checkpointing": True, "sft_max_length": 2048}
 
 
 # The smallest value each count may take (a GRPO group needs two rollouts to compare).
 _LEAST = {"sft_steps": 1, "rl_steps": 1, "num_generations": 2, "max_completion_length": 1, "max_tool_calls": 1,
-          "eval_n": 1, "eval_max_steps": 1, "eval_batch_size": 1, "sft_batch_size": 1}
+          "eval_n": 1, "eval_max_steps": 1, "eval_batch_size": 1, "sft_batch_size": 1, "sft_max_length": 64}
 
 
 def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) -> LoopConfig:
@@ -320,7 +323,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             console.print(f"[bold]generation 1[/bold]: SFT of {model.name} on {Path(snapshot_dir).name}")
             result = run_sft(model, snapshot_dir, target, SftConfig(
                 max_steps=config.sft_steps, learning_rate=config.sft_lr, batch_size=config.sft_batch_size,
-                seed=config.seed), run_id=run_id)
+                max_length=config.sft_max_length, seed=config.seed), run_id=run_id)
             stage, metrics, groups = "sft", result.metrics, []
             losses = result.template_losses
         else:

@@ -56,7 +56,8 @@ def run_job(job: TrainJob, state: TrainerState, settings: TrainerSettings) -> tu
     elif job.stage == "sft":
         run_sft(state.current_model, job.path, out, SftConfig(
             method=settings.sft_method, epochs=settings.sft_epochs,  # type: ignore[arg-type]
-            max_steps=settings.sft_max_steps, learning_rate=settings.sft_learning_rate),
+            max_steps=settings.sft_max_steps, learning_rate=settings.sft_learning_rate,
+            max_length=settings.sft_max_length),
             run_id=job.correlation_id, checkpoint_id=job.checkpoint_id)
     else:
         result = run_grpo(state.current_model, _rl_tasks(job.path, 0), out, _rl_config(settings),

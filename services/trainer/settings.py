@@ -29,6 +29,8 @@ class TrainerSettings(BaseSettings):
     sft_epochs: float = Field(default=1.0, gt=0, description="Passes over each SFT snapshot.")
     sft_max_steps: int = Field(default=-1, ge=-1, description="Cap on SFT steps (-1: epochs).")
     sft_learning_rate: float = Field(default=5e-5, gt=0, description="SFT learning rate.")
+    sft_max_length: int = Field(default=4096, ge=64, description="Tokens per SFT example; a longer row "
+                                "loses its oldest steps, never the row.")
     rl_steps: int = Field(default=4, ge=0, description="GRPO+CARE steps after each SFT (0: none).")
     rl_group: int = Field(default=4, ge=2, description="G, rollouts per GRPO group.")
     rl_max_completion_length: int = Field(default=192, ge=8, description="Tokens per rollout.")

@@ -55,16 +55,15 @@ def test_constrained_decoding_keeps_a_prose_loving_model_inside_action_json(tiny
     assert body.lstrip().startswith("{") and "Sofia" not in body
 
 
-def test_harness_context_mode_prompts_with_the_harness_rendering(tiny_model: Path) -> None:
-    policy = load_policy(tiny_model, context="harness")
+def test_the_policy_prompts_with_the_harness_context(tiny_model: Path) -> None:
+    policy = load_policy(tiny_model)
     task = _task("star_relation")
     harness = Harness(SimPhone())
     observation = harness.reset(task)
     policy.begin(task.goal, harness.catalogue())
-    assert policy.prompt_messages(observation) == [{"role": "user", "content": harness.context()}]
-    planner = load_policy(tiny_model)
-    planner.begin(task.goal, harness.catalogue())
-    assert planner.prompt_messages(observation)[0]["content"].startswith(f"Goal: {task.goal}")
+    assert policy.prompt_messages(observation) == harness.context_messages()
+    assert policy.context_header == harness.context_header()
+    assert policy.context_header.startswith(f"Goal: {task.goal}\nNow: ")
 
 
 def _prefill_lengths(policy) -> list[int]:

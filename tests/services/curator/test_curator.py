@@ -11,6 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from devices.blobs import BlobStore
+from devices.harness.answer import parse_completion
+from devices.harness.context import CONTEXT_VERSION
+from schemas.actions import parse_action
 from schemas.reviews import ReviewDecided
 from services.curator.admission import Admission, AutoAdmission, OncePerEvent, Rejection
 from services.curator.decide import CuratorState, decide, evolve
@@ -80,7 +83,7 @@ def test_passing_episodes_are_reviewed_admitted_and_snapshotted_with_lineage(tmp
     assert snap.rows == table.num_rows >= 6
     rows = table.to_pylist()
     assert all(r["split"] == "train" and r["prompt"] and r["completion"] for r in rows)
-    assert all(json.loads(r["completion"])["action_type"] == r["action_type"] for r in rows)
+    assert all(parse_completion(r["completion"]).action_type == r["action_type"] for r in rows)
     assert len({r["example_id"] for r in rows}) == len(rows)
     for what in ("task", "episode", "verdict", "decision"):
         assert all(r[f"{what}_event_id"] and r[f"{what}_offset"] is not None for r in rows)
@@ -176,10 +179,16 @@ def test_a_train_task_carrying_a_held_out_value_is_dropped_before_any_snapshot(
 def test_rows_pair_the_context_with_the_next_action(tmp_path: Path) -> None:
     pipe = Pipeline(tmp_path)
     episode = pipe.run(proposed(i=3))
-    rows = build_rows(pipe.state, [episode], POLICY.name)
-    assert rows[0]["prompt"].endswith("Next action:") and "Goal:" in rows[0]["prompt"]
+    rows = build_rows(pipe.state, [episode], POLICY.name)  # no harness: from the rollout's record alone
+    assert rows and all(r["context_version"] == CONTEXT_VERSION for r in rows)
+    first = json.loads(rows[0]["prompt"])
+    assert len(first) == 1 and first[0]["content"].startswith("Goal:")
     for earlier, later in itertools.pairwise(rows):
-        assert earlier["completion"] in later["prompt"]  # history grows step by step
+        history = json.loads(later["prompt"])
+        assert history[:-2] == json.loads(earlier["prompt"])  # history grows step by step
+        assert parse_completion(earlier["completion"]) == parse_action(
+            {**history[-2]["tool_calls"][0]["function"]["arguments"],
+             "action_type": history[-2]["tool_calls"][0]["function"]["name"]})
     decision = evolve(pipe.state, pipe.offsets.stored("flywheel.reviews", ReviewDecided(
         source="x/0", correlation_id="c", review_id="unknown", decision="approved",
         reviewer="auto-admission")), POLICY)
