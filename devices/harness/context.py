@@ -56,7 +56,15 @@ _SHORT_TYPES = {"integer": "int", "number": "num", "boolean": "bool", "array": "
 
 
 def _type_hint(spec: Any) -> str:
-    kind = (spec or {}).get("type", "") if isinstance(spec, dict) else ""
+    """`:int`, `:list`, … (nothing for a string); the allowed values of an enum, `:a|b|c`, and of a
+    list of an enum, `:list[a|b]` — the agent cannot guess them."""
+    spec = spec if isinstance(spec, dict) else {}
+    if isinstance(spec.get("enum"), list):
+        return ":" + "|".join(str(v) for v in spec["enum"])
+    items = spec.get("items")
+    if spec.get("type") == "array" and isinstance(items, dict) and isinstance(items.get("enum"), list):
+        return ":list[" + "|".join(str(v) for v in items["enum"]) + "]"
+    kind = spec.get("type", "")
     if isinstance(kind, list):
         kind = "|".join(_SHORT_TYPES.get(k, k) for k in kind if k != "null")
     return "" if kind in ("string", "") else f":{_SHORT_TYPES.get(kind, kind)}"

@@ -85,6 +85,9 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
     per_family_tier = {f"{f}/{tier}": summary([t for t in groups["family"][f] if t.tier == tier])
                        for f in FAMILIES for tier in TIERS}
     distinct = {t.name: _distinct_test(t, seed, distinct_sample) for t in templates}
+    from devices.suite.derived import derived_rules
+
+    derived = {t.name: list(derived_rules(t.name)) for t in templates if derived_rules(t.name)}
     return {
         "templates": len(templates),
         "apps": len(apps.APP_MODULES),
@@ -100,4 +103,37 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
         "distinct_test_instances_min": min(distinct.values()),
         "distinct_test_instances_sampled": distinct_sample,
         "fewest_distinct_test_instances": sorted(distinct.items(), key=lambda kv: kv[1])[:3],
+        "prompt_chars_per_step": _prompt_chars(phone, templates, seed),
+        "templates_with_derived_values": {rule: sum(rule in r for r in derived.values())
+                                          for rule in ("date arithmetic", "arithmetic", "composed text")},
+        "derived_values": derived,
     }
+
+
+def _prompt_chars(device: Any, templates: list[Template], seed: int) -> dict[str, dict[str, float]]:
+    """Median and p90 characters of the policy's context per oracle step, per family and overall (a
+    tokenizer-free size: `bench/prompt_tokens.py` counts a model's tokens)."""
+    from devices.harness.harness import Harness
+    from devices.suite.policies import OraclePolicy
+
+    harness = Harness(device)
+    sizes: dict[str, list[int]] = defaultdict(list)
+    for template in templates:
+        task = template.generate(template.splits()[0], 0, seed)
+        observation = harness.reset(task)
+        policy = OraclePolicy()
+        policy.prepare(task)
+        policy.begin(task.goal, harness.catalogue())
+        for _ in range(task.max_steps):
+            size = len(harness.context())
+            sizes[template.family].append(size)
+            sizes["all"].append(size)
+            observation = harness.act(policy.next_action(observation))
+            if observation.done:
+                break
+
+    def cut(values: list[int], q: float) -> float:
+        ordered = sorted(values)
+        return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+    return {key: {"median": cut(v, 0.5), "p90": cut(v, 0.9), "steps": float(len(v))}
+            for key, v in sorted(sizes.items())}

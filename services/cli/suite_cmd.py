@@ -165,6 +165,13 @@ def stats(
                   f"({data['tools_used_by_oracle']} used by some oracle); mean oracle actions "
                   f"{data['mean_oracle_actions']:.2f}; at least {data['distinct_test_instances_min']} distinct "
                   f"test instances per template (of {data['distinct_test_instances_sampled']} drawn)")
+    chars = data["prompt_chars_per_step"]
+    console.print("context per oracle step (characters, median / p90): "
+                  + ", ".join(f"{k} {v['median']:.0f} / {v['p90']:.0f}" for k, v in chars.items()))
+    derived = Table("template", "values the agent derives", title="Templates that need derived values")
+    for name, rules in sorted(data["derived_values"].items()):
+        derived.add_row(name, ", ".join(rules))
+    console.print(derived)
 
 
 def register(app: typer.Typer) -> None:

@@ -62,3 +62,12 @@ def test_instances_carry_their_template_tier_and_apps() -> None:
                                                          (2, 2, "hard"), (4, 0, "hard"), (3, 0, "medium")])
 def test_tier_rule(actions: float, chain: int, tier: str) -> None:
     assert tier_for(actions, chain) == tier
+
+
+def test_stats_list_derived_values_and_context_size(stats: dict) -> None:
+    assert "arithmetic" in stats["derived_values"]["transfer_half"]
+    assert "star_relation" not in stats["derived_values"]
+    assert stats["templates_with_derived_values"]["date arithmetic"] >= 10
+    size = stats["prompt_chars_per_step"]
+    assert {"all", "tool", "memory", "skills", "subagent"} <= set(size)
+    assert 0 < size["all"]["median"] <= size["all"]["p90"]
