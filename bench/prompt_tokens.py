@@ -35,6 +35,7 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
     from devices.harness import Harness
     from devices.harness.answer import format_action
     from devices.sim import SimPhone
+    from devices.suite.episode import Alongside, play
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
     from devices.suite.registry import get_template
@@ -44,23 +45,22 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
     harness = Harness(SimPhone())
     groups: dict[str, list[int]] = defaultdict(list)
     answers: list[int] = []
-    for task in generate_split(split, n, seed):  # type: ignore[arg-type]
+
+    def counter(task: Any) -> Any:
         tier = get_template(task.template).tier or "unknown"
-        observation = harness.reset(task)
-        oracle = OraclePolicy()
-        oracle.prepare(task)
-        oracle.begin(task.goal, harness.catalogue())
-        policy.begin(task.goal, harness.catalogue())
-        for _ in range(task.max_steps):
+
+        def on_step(_index: int, observation: Any, action: Any) -> None:
             ids = policy.prompt_ids(policy.prompt_messages(observation))
-            action = oracle.next_action(observation)
             policy.accept(format_action(action))
             for key in ("all", task.family, f"tier/{tier}", f"{task.family}/{tier}"):
                 groups[key].append(len(ids))
             answers.append(len(tokenizer(format_action(action), add_special_tokens=False)["input_ids"]))
-            observation = harness.act(action)
-            if observation.done:
-                break
+        return on_step
+
+    for task in generate_split(split, n, seed):  # type: ignore[arg-type]
+        oracle = OraclePolicy()
+        oracle.prepare(task)
+        play(harness, task, Alongside(oracle, policy), on_step=counter(task))
     harness.close()
     table = {key: {"steps": len(v), "median": statistics.median(v), "p90": _quantile(v, 0.9),
                    "max": max(v)} for key, v in sorted(groups.items())}

@@ -237,6 +237,7 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     but the rows after it show the error and the oracle's way on (column `recovery`)."""
     from devices.harness import Harness
     from devices.sim import SimPhone
+    from devices.suite.episode import play
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
     from devices.suite.registry import get_template, templates_for
@@ -250,32 +251,30 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     harness = Harness(SimPhone())
     rows: list[dict[str, Any]] = []
     rng = random.Random(f"recovery:{split}:{suite_seed}")
+
+    def recorder(task: Any) -> Any:
+        tier = get_template(task.template).tier
+        slip = {"pending": rng.random() < recovery, "done": False}
+
+        def on_step(step: int, _observation: Any, action: Any) -> None:
+            wrong = _slip(action, rng) if slip["pending"] else None
+            if wrong is not None:
+                saved = harness.snapshot()
+                answer = harness.act(wrong)
+                if answer.result is not None and not answer.result.ok and not answer.done:
+                    slip.update(pending=False, done=True)  # the error stays in the history
+                else:
+                    harness.restore(saved)  # the slip happened to work: take it back
+            rows.append({"prompt": harness.context(), "completion": format_action(action),
+                         "example_id": f"{task.task_id}:{step}", "task_id": task.task_id,
+                         "template": task.template, "family": task.family, "tier": tier,
+                         "action_type": action.action_type, "step": step,
+                         "context_version": CONTEXT_VERSION, "recovery": slip["done"]})
+        return on_step
+
     try:
         for task in tasks:
-            observation = harness.reset(task)
-            oracle = OraclePolicy()
-            oracle.prepare(task)
-            oracle.begin(task.goal, harness.catalogue())
-            slip_pending = rng.random() < recovery
-            recovered = False
-            for step in range(task.max_steps):
-                action = oracle.next_action(observation)
-                slip = _slip(action, rng) if slip_pending else None
-                if slip is not None:
-                    saved = harness.snapshot()
-                    answer = harness.act(slip)
-                    if answer.result is not None and not answer.result.ok and not answer.done:
-                        slip_pending, recovered = False, True  # the error stays in the history
-                    else:
-                        harness.restore(saved)  # the slip happened to work: take it back
-                rows.append({"prompt": harness.context(), "completion": format_action(action),
-                             "example_id": f"{task.task_id}:{step}", "task_id": task.task_id,
-                             "template": task.template, "family": task.family,
-                             "tier": get_template(task.template).tier, "action_type": action.action_type,
-                             "step": step, "context_version": CONTEXT_VERSION, "recovery": recovered})
-                observation = harness.act(action)
-                if observation.done:
-                    break
+            play(harness, task, OraclePolicy(), on_step=recorder(task))
     finally:
         harness.close()
     out = Path(out_dir)

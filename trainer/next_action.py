@@ -45,33 +45,31 @@ def next_action_accuracy(policy: Any, tasks: Sequence[Any], *, spec: Any = None)
     from devices.harness import Harness
     from devices.harness.answer import InvalidAction, parse_completion
     from devices.sim import SimPhone
+    from devices.suite.episode import Alongside, play
     from devices.suite.policies import OraclePolicy
 
     score = NextActionScore()
+
+    def ask(_index: int, observation: Any, expected: Any) -> None:
+        ids = policy.prompt_ids(policy.prompt_messages(observation))
+        schemas = [policy.answer_schema()] if policy.constrained else None
+        answer = parse_completion(policy.generate_batch([ids], schemas)[0])
+        hit = not isinstance(answer, InvalidAction) and answer == expected
+        score.invalid += isinstance(answer, InvalidAction)
+        score.correct += hit
+        score.steps += 1
+        tally = score.by_action.setdefault(expected.action_type, [0, 0])
+        tally[0] += hit
+        tally[1] += 1
+        policy.accept(format_action(expected))  # teacher forcing: the oracle's step happens
+
     harness = Harness(SimPhone(), spec)
     try:
         for task in tasks:
-            observation = harness.reset(task)
             oracle = OraclePolicy()
-            oracle.prepare(task)
-            oracle.begin(task.goal, harness.catalogue())
-            policy.begin(task.goal, harness.catalogue())
-            for _ in range(task.max_steps):
-                ids = policy.prompt_ids(policy.prompt_messages(observation))
-                schemas = [policy.answer_schema()] if policy.constrained else None
-                answer = parse_completion(policy.generate_batch([ids], schemas)[0])
-                expected = oracle.next_action(observation)
-                hit = not isinstance(answer, InvalidAction) and answer == expected
-                score.invalid += isinstance(answer, InvalidAction)
-                score.correct += hit
-                score.steps += 1
-                tally = score.by_action.setdefault(expected.action_type, [0, 0])
-                tally[0] += hit
-                tally[1] += 1
-                policy.accept(format_action(expected))  # teacher forcing: the oracle's step happens
-                observation = harness.act(expected)
-                if observation.done:
-                    break
+            oracle.prepare(task)  # the privileged expert knows the task; the questioned policy does not
+            play(harness, task, Alongside(oracle, policy), on_step=ask)
     finally:
         harness.close()
     return score
+

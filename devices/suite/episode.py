@@ -1,5 +1,8 @@
-"""Runs one episode of one task instance through the harness and scores its final state.
+"""The episode loop: one task instance through the harness, step by step, then its score.
 
+`play` is the loop (reset, begin, act until `max_steps` or done) with one hook, `on_step(index,
+observation, action)`, called after the policy chose an action and before the harness runs it
+(what recording, teacher forcing and slips need); `run_episode` plays and scores the final state.
 The policy sees the goal, the harness's catalogue and observations only; the oracle alone is
 prepared with the task (it is the suite's own privileged expert).
 """
@@ -7,6 +10,7 @@ prepared with the task (it is the suite's own privileged expert).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +20,7 @@ from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.scoring import score_final_state
 
-__all__ = ["EpisodeResult", "run_episode", "score_state"]
+__all__ = ["Alongside", "EpisodeResult", "Played", "play", "run_episode", "score_state"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,26 +45,67 @@ def score_state(task: TaskInstance, state: Any) -> float:
     return score_final_state(task, final).score
 
 
-def run_episode(device: Any, task: TaskInstance, policy: Policy,
-                spec: HarnessSpec | None = None) -> EpisodeResult:
-    """Resets the harnessed `device` to `task`, lets `policy` act up to max_steps, then scores
-    the harness's final state. `device` may already be a Harness (then `spec` is ignored)."""
+@dataclass(frozen=True)
+class Played:
+    """What `play` did: the actions taken, the last observation, and how it ended."""
+
+    harness: Harness
+    actions: list[Any]
+    observation: Any
+    finished: bool
+    error: DeviceError | None = None
+
+
+StepHook = Callable[[int, Any, Any], None]
+
+
+class Alongside:
+    """`actor` plays the episode; `follower` (a policy being measured or questioned) is begun on
+    the same goal and catalogue, so a step hook can ask it about each of the actor's steps."""
+
+    def __init__(self, actor: Any, follower: Any) -> None:
+        self.actor, self.follower = actor, follower
+
+    def begin(self, goal: str, catalogue: Any) -> None:
+        self.actor.begin(goal, catalogue)
+        self.follower.begin(goal, catalogue)
+
+    def next_action(self, observation: Any) -> Any:
+        return self.actor.next_action(observation)
+
+
+def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec | None = None,
+         on_step: StepHook | None = None, max_steps: int | None = None) -> Played:
+    """Resets the harnessed `device` to `task` and lets `policy` act up to `max_steps` (default the
+    task's) or until the episode is done; `on_step(index, observation, action)` sees each step
+    before it runs. A device error ends the episode early (`Played.error`)."""
     harness = device if isinstance(device, Harness) else Harness(device, spec)
     observation = harness.reset(task)
     if isinstance(policy, OraclePolicy):
         policy.prepare(task)
     policy.begin(task.goal, harness.catalogue())
-    steps, finished = 0, False
-    while steps < task.max_steps and not observation.done:
+    actions: list[Any] = []
+    limit = task.max_steps if max_steps is None else max_steps
+    while len(actions) < limit and not observation.done:
         action = policy.next_action(observation)
+        if on_step is not None:
+            on_step(len(actions), observation, action)
         try:
             observation = harness.act(action)
         except DeviceError as exc:
             logger.warning("episode %s ended early: %s", task.task_id, exc)
-            break
-        steps += 1
-        finished = observation.done
+            return Played(harness, actions, observation, False, exc)
+        actions.append(action)
+    return Played(harness, actions, observation, bool(observation.done))
+
+
+def run_episode(device: Any, task: TaskInstance, policy: Policy,
+                spec: HarnessSpec | None = None) -> EpisodeResult:
+    """Plays `task` with `policy` on the harnessed `device`, then scores the harness's final
+    state. `device` may already be a Harness (then `spec` is ignored)."""
+    played = play(device, task, policy, spec=spec)
+    harness = played.harness
     result = score_final_state(task, harness.final_state())
     return EpisodeResult(task_id=task.task_id, template=task.template, family=task.family,
-                         score=result.score, steps=steps, finished=finished,
+                         score=result.score, steps=len(played.actions), finished=played.finished,
                          harness_version=harness.version, progress=result.progress)

@@ -27,21 +27,13 @@ DISTINCT_SAMPLE = 20
 def oracle_run(device: Any, template: Template, split: str, i: int, seed: int,
                ) -> tuple[int, float, set[str], dict[str, Any]]:
     """(actions, score, tools called, final state) of the oracle on one instance, through the harness."""
-    from devices.harness.harness import Harness
+    from devices.suite.episode import play
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 
-    harness = device if isinstance(device, Harness) else Harness(device)
     task = template.generate(split, i, seed)
-    observation = harness.reset(task)
-    policy = OraclePolicy()
-    policy.prepare(task)
-    policy.begin(task.goal, harness.catalogue())
-    actions: list[Any] = []
-    while len(actions) < task.max_steps and not observation.done:
-        action = policy.next_action(observation)
-        actions.append(action)
-        observation = harness.act(action)
+    played = play(device, task, OraclePolicy())
+    harness, actions = played.harness, list(played.actions)
     if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
         actions.pop()
     final = harness.final_state()
@@ -114,23 +106,22 @@ def _prompt_chars(device: Any, templates: list[Template], seed: int) -> dict[str
     """Median and p90 characters of the policy's context per oracle step, per family and overall (a
     tokenizer-free size: `bench/prompt_tokens.py` counts a model's tokens)."""
     from devices.harness.harness import Harness
+    from devices.suite.episode import play
     from devices.suite.policies import OraclePolicy
 
     harness = Harness(device)
     sizes: dict[str, list[int]] = defaultdict(list)
+
+    def measure(family: str) -> Any:
+        def on_step(_index: int, _observation: Any, _action: Any) -> None:
+            size = len(harness.context())
+            sizes[family].append(size)
+            sizes["all"].append(size)
+        return on_step
+
     for template in templates:
         task = template.generate(template.splits()[0], 0, seed)
-        observation = harness.reset(task)
-        policy = OraclePolicy()
-        policy.prepare(task)
-        policy.begin(task.goal, harness.catalogue())
-        for _ in range(task.max_steps):
-            size = len(harness.context())
-            sizes[template.family].append(size)
-            sizes["all"].append(size)
-            observation = harness.act(policy.next_action(observation))
-            if observation.done:
-                break
+        play(harness, task, OraclePolicy(), on_step=measure(template.family))
 
     def cut(values: list[int], q: float) -> float:
         ordered = sorted(values)

@@ -95,16 +95,13 @@ def _shown(messages: list[dict[str, Any]]) -> str:
 
 def audit_task(task: Any, harness: Any) -> Finding:
     """Plays the oracle on `task` in `harness` (reset here) and classifies every value it acts with."""
+    from devices.suite.episode import play
     from devices.suite.policies import OraclePolicy
 
     finding = Finding(template=task.template)
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    for step in range(task.max_steps):
+
+    def on_step(step: int, _observation: Any, action: Any) -> None:
         shown = _shown(harness.context_messages())
-        action = oracle.next_action(observation)
         data = action.model_dump(mode="json", exclude_defaults=True)
         data.pop("action_type", None)
         data.pop(_CALLEE.get(action.action_type, ""), None)
@@ -113,7 +110,6 @@ def audit_task(task: Any, harness: Any) -> Finding:
             finding.counts[kind] = finding.counts.get(kind, 0) + 1
             if kind == "missing":
                 finding.missing.append(f"step {step} {action.action_type}: {'/'.join(path)}={str(value)[:60]}")
-        observation = harness.act(action)
-        if observation.done:
-            break
+
+    play(harness, task, OraclePolicy(), on_step=on_step)
     return finding

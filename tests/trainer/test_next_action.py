@@ -1,0 +1,39 @@
+"""Teacher-forced next-action accuracy on the tiny model: an answer counts only when it is the
+oracle's exact action, and the oracle's step is what happens after each question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devices.harness import Harness
+from devices.harness.answer import format_action
+from devices.sim import SimPhone
+from devices.suite.episode import play
+from devices.suite.policies import OraclePolicy
+from devices.suite.registry import get_template
+from tests.trainer.conftest import tool_call_bias
+from trainer.next_action import next_action_accuracy
+from trainer.policy import load_policy
+
+
+def _oracle_actions(task) -> list:
+    return play(Harness(SimPhone()), task, OraclePolicy()).actions
+
+
+def test_the_oracles_first_action_scores_one_of_the_episodes_steps(tiny_model: Path) -> None:
+    task = get_template("star_relation").generate("dev", 0, 0)
+    actions = _oracle_actions(task)
+    assert len(actions) >= 2
+    policy = load_policy(tiny_model, max_new_tokens=96)
+    policy.model.generation_config.sequence_bias = tool_call_bias(policy.tokenizer, format_action(actions[0]))
+    score = next_action_accuracy(policy, [task])
+    assert score.steps == len(actions)  # every oracle step was asked, whatever the answers
+    assert score.correct == 1 and score.by_action[actions[0].action_type][0] == 1
+    assert 0 < score.accuracy < 1
+
+
+def test_an_untrained_model_scores_nothing(tiny_model: Path) -> None:
+    task = get_template("star_relation").generate("dev", 0, 0)
+    score = next_action_accuracy(load_policy(tiny_model, max_new_tokens=32), [task])
+    assert score.steps == len(_oracle_actions(task)) and score.correct == 0
+    assert score.to_json_dict()["accuracy"] == 0.0
