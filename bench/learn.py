@@ -76,7 +76,10 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     tasks = _tasks(split, args.n, args.seed, args.max_steps, limit, args.per_family, _tiers(args))
     summary = evaluate_policy(policy, tasks, split=split,
                               batch_size=args.batch_size)
+    from trainer.loop import learnable_templates
+
     data = summary.to_json_dict() | {"label": label, "model": str(model), "constrained": constrained,
+                                     "learnable_templates": learnable_templates(summary),
                                      "seconds": round(time.monotonic() - started, 1),
                                      "steps": policy.stats.steps, "invalid": policy.stats.invalid,
                                      "invalid_reasons": policy.stats.invalid_reasons}
@@ -139,13 +142,17 @@ def plot(results: list[dict], path: Path) -> Path:
     return path
 
 
-def train_rl(model: Path, out: Path, args: argparse.Namespace, *, care: bool, steps: int | None = None) -> Any:
-    """GRPO (+CARE when `care`) from `model` on training tasks; the same tasks and seeds either way."""
-    from devices.suite.instances import generate_split
+def train_rl(model: Path, out: Path, args: argparse.Namespace, *, care: bool, steps: int | None = None,
+             learnable: list[str] | None = None) -> Any:
+    """GRPO (+CARE when `care`) from `model` on training tasks; the same tasks and seeds either way:
+    of the `learnable` templates (the SFT model's 0 < success < 1 on dev) when there are any."""
     from trainer.rl import RlConfig, run_grpo
 
-    tasks = [t.model_copy(update={"max_steps": min(t.max_steps, args.max_steps)})
-             for t in generate_split("train", 1, args.seed + 1)]
+    tasks = _tasks("train", 1, args.seed + 1, args.max_steps, None, None, _tiers(args))
+    if learnable and any(t.template in learnable for t in tasks):
+        tasks = [t for t in tasks if t.template in learnable]
+    console.print(f"GRPO tasks: {len({t.template for t in tasks})} templates"
+                  + (" (0 < success < 1 after SFT)" if learnable else " (none between 0 and 1: all)"))
     random.Random(args.seed).shuffle(tasks)
     result = run_grpo(model, tasks, out, RlConfig(
         max_steps=steps or args.rl_steps, max_seconds=None if steps else args.rl_max_seconds,
@@ -256,12 +263,14 @@ def main(argv: list[str] | None = None) -> None:
     # The ablation runs right after GRPO+CARE (same steps, same tasks and seeds), and the least
     # essential scores come last, so a run cut short by a time limit keeps the comparisons.
     rl_steps = None
+    sft_dev = next((r for r in results if r["label"] == "sft" and r["split"] == "dev"), None)
+    learnable = (sft_dev or {}).get("learnable_templates") or []
     if "rl" in stages:
-        rl = train_rl(sft_model, out / "rl", args, care=True)
+        rl = train_rl(sft_model, out / "rl", args, care=True, learnable=learnable)
         rl_steps = rl.steps
         results.append(evaluate_dir(rl.checkpoint_dir, splits[0], args, "rl"))
     if "ablation" in stages:
-        plain = train_rl(sft_model, out / "rl-nocare", args, care=False, steps=rl_steps)
+        plain = train_rl(sft_model, out / "rl-nocare", args, care=False, steps=rl_steps, learnable=learnable)
         for split in filter(None, args.ablation_splits.split(",")):
             results.append(evaluate_dir(plain.checkpoint_dir, split, args, "rl-nocare"))
     if "rl" in stages:
