@@ -55,26 +55,33 @@ _CLOCK = re.compile(r"^\d{1,2}:\d{2}$")
 _SHORT_TYPES = {"integer": "int", "number": "num", "boolean": "bool", "array": "list", "object": "obj"}
 
 
-def _type_hint(spec: Any) -> str:
+def _type_hint(spec: Any, shown: set[str] | None = None) -> str:
     """`:int`, `:list`, … (nothing for a string); the allowed values of an enum, `:a|b|c`, and of a
-    list of an enum, `:list[a|b]` — the agent cannot guess them."""
+    list of an enum, `:list[a|b]` — the agent cannot guess them. An enum already in `shown` (the
+    same values earlier on the app's line) is not repeated."""
     spec = spec if isinstance(spec, dict) else {}
-    if isinstance(spec.get("enum"), list):
-        return ":" + "|".join(str(v) for v in spec["enum"])
     items = spec.get("items")
-    if spec.get("type") == "array" and isinstance(items, dict) and isinstance(items.get("enum"), list):
-        return ":list[" + "|".join(str(v) for v in items["enum"]) + "]"
+    values = spec.get("enum") if isinstance(spec.get("enum"), list) else (
+        items.get("enum") if spec.get("type") == "array" and isinstance(items, dict)
+        and isinstance(items.get("enum"), list) else None)
+    if values is not None:
+        text = "|".join(str(v) for v in values)
+        if shown is not None and text in shown:
+            return ":list" if spec.get("type") == "array" else ""
+        if shown is not None:
+            shown.add(text)
+        return f":list[{text}]" if spec.get("type") == "array" else f":{text}"
     kind = spec.get("type", "")
     if isinstance(kind, list):
         kind = "|".join(_SHORT_TYPES.get(k, k) for k in kind if k != "null")
     return "" if kind in ("string", "") else f":{_SHORT_TYPES.get(kind, kind)}"
 
 
-def _signature(name: str, parameters: Any) -> str:
+def _signature(name: str, parameters: Any, shown: set[str] | None = None) -> str:
     parameters = parameters if isinstance(parameters, dict) else {}
     props = parameters.get("properties", {}) or {}
     required = set(parameters.get("required", []) or [])
-    args = [f"{key}{_type_hint(spec)}{'' if key in required else '?'}" for key, spec in props.items()]
+    args = [f"{key}{_type_hint(spec, shown)}{'' if key in required else '?'}" for key, spec in props.items()]
     return f"{name}({', '.join(args)})"
 
 
@@ -90,9 +97,10 @@ def _tool_lines(tools: Sequence[Any]) -> list[str]:
     lines = []
     for app, entries in by_app.items():
         calls = []
+        shown: set[str] = set()  # enums written once per app line
         for tool in entries:
             verb = tool.name.split(".", 1)[1] if "." in tool.name else tool.name
-            call = _signature(verb, tool.parameters)
+            call = _signature(verb, tool.parameters, shown)
             if verb.split("_")[0] in _DESCRIBED_VERBS and tool.description:
                 call += f" [{_clip(_matching(tool.description), MAX_DESCRIPTION_CHARS)}]"
             calls.append(call)
