@@ -232,7 +232,8 @@ def render_result(value: Any, limit: int = MAX_RESULT_CHARS) -> str:
 
 
 def render_observation(observation: Observation) -> str:
-    """What the phone showed after a step, compactly: the result, any message, else the screen."""
+    """What the phone showed after a step, compactly: a tool's result, any message, and after a
+    GUI step (no tool result) the screen it left."""
     parts: list[str] = []
     result = observation.result
     if result is not None:
@@ -243,18 +244,26 @@ def render_observation(observation: Observation) -> str:
             parts.append(f"error {error.code}: {error.message}" if error else "error")
     if observation.message:
         parts.append(_clip(observation.message, MAX_MESSAGE_CHARS))
-    if not parts:
+    if result is None:  # a GUI step (or the first view): what is on the screen now
         parts.append(_screen(observation))
     if observation.done:
         parts.append("(episode ended)")
     return " | ".join(parts)
 
 
+def _label(element: Any) -> str:
+    """An element's label: its text or description; an empty text field shows its hint as
+    `hint (field)`, so the agent can find where to type."""
+    label = element.text or element.content_description or ""
+    if not label and element.is_editable:
+        label = f"{element.hint_text or 'text'} (field)"
+    return label
+
+
 def _screen(observation: Observation) -> str:
     """The screen: an app's labelled elements with the index a click takes; the home screen as
     the app names open_app takes (its clock is the header's `Now:`)."""
-    shown = [(i, e.text or e.content_description) for i, e in enumerate(observation.screen)
-             if (e.text or e.content_description) and e.is_visible]
+    shown = [(i, _label(e)) for i, e in enumerate(observation.screen) if _label(e) and e.is_visible]
     if observation.foreground_app in (None, "home"):
         names = [label for _, label in shown if not _CLOCK.match(str(label))]
         return "home: " + ", ".join(names)

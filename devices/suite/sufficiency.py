@@ -74,7 +74,10 @@ def _spellings(value: Any) -> set[str]:
 
 
 def classify(path: tuple[str, ...], value: Any, shown: str) -> str:
-    """`visible`, one of RULES, or `missing` for one value at `path` given the shown text."""
+    """`visible`, one of RULES, or `missing` for one value at `path` given the shown text. A screen
+    index (`index` of a click or a typed text) is visible only as a shown element `[N]`."""
+    if path and path[-1] == "index":
+        return "visible" if f"[{value}]" in shown else "missing"
     if any(form in shown for form in _spellings(value)):
         return "visible"
     if isinstance(value, str) and _DATE.match(value):

@@ -58,7 +58,7 @@ actions (AndroidWorld JSON also works, e.g. {"action_type": "click", "index": 3}
   tool NAME [JSON-ARGS]    skill NAME [JSON-ARGS]                  ask QUESTION
   remember KEY VALUE       recall KEY         search-memory QUERY
   answer TEXT              finish [ANSWER]    status complete|infeasible
-player: tools [APP] · state · screen · help · quit"""
+player: tools [APP] · state · screen · context (what a model is shown) · help · quit"""
 
 _DIRECTIONS = ("up", "down", "left", "right")
 
@@ -72,7 +72,7 @@ class Command:
     """What a typed line means: an action for the phone, or a player command (`tools`, ...)."""
 
     action: Any = None
-    player: str | None = None  # "tools", "state", "screen", "help" or "quit"
+    player: str | None = None  # "tools", "state", "screen", "context", "help" or "quit"
     argument: str | None = None
 
 
@@ -125,7 +125,7 @@ def parse_command(line: str) -> Command:
     words = rest.split()
     if verb in ("quit", "exit", "q"):
         return Command(player="quit")
-    if verb in ("help", "?", "tools", "state", "screen", "look"):
+    if verb in ("help", "?", "tools", "state", "screen", "look", "context"):
         return Command(player={"?": "help", "look": "screen"}.get(verb, verb),
                        argument=rest or None)
     try:
@@ -361,6 +361,20 @@ def _player(console: Console, phone: Any, command: Command, observation: Observa
         show_state(console, phone)
     elif command.player == "screen":
         show(console, observation)
+    elif command.player == "context":
+        show_context(console, phone)
+
+
+def show_context(console: Console, phone: Any) -> None:
+    """What a language-model policy is shown before its next step: the one context
+    (devices.harness.context), the header then each past step, as the chat's messages."""
+    for message in phone.context_messages():
+        if message["role"] == "assistant":
+            call = message["tool_calls"][0]["function"]
+            body = json.dumps(call, ensure_ascii=False)
+        else:
+            body = message["content"]
+        console.print(f"[bold]{message['role']}[/bold]\n{body}", markup=True, highlight=False)
 
 
 def phone(

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_evidence_script_runs_every_stage_on_the_tiny_model(tmp_path: Path) -> None:
     env = {**os.environ, "SCALE": "smoke", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "TRAIN_BENCH_S": "300", "LEARN_BENCH_S": "420", "COEVOLVE_BENCH_S": "300"}
-    done = subprocess.run(["bash", str(ROOT / "bench" / "evidence.sh"), str(tmp_path), "tiny"], cwd=ROOT, env=env,
+    done = subprocess.run(["bash", str(ROOT / "bench" / "evidence.sh"), str(tmp_path), "tiny"], cwd=ROOT, env=env, check=False,
                           capture_output=True, text=True, timeout=880)
     log = done.stdout + done.stderr
     for stage in ("train", "learn", "coevolve"):

@@ -36,7 +36,7 @@ def test_declarations_name_real_templates_and_rules() -> None:
 
 
 def test_a_value_the_context_hides_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import devices.harness.context as context
+    from devices.harness import context
 
     task = get_template("reply_latest_from_relation").generate("dev", 0, 0)
     assert audit_task(task, Harness(SimPhone())).missing == []

@@ -97,3 +97,14 @@ def test_an_unknown_template_is_one_sentence() -> None:
     result = runner.invoke(app, ["phone", "--template", "no_such_template"])
     assert result.exit_code == 1
     assert "no_such_template" in result.output and "Traceback" not in result.output
+
+
+def test_context_shows_what_a_model_is_shown() -> None:
+    task = _task()
+    session = "open contacts\ncontext\nquit\n"
+    result = runner.invoke(app, ["phone", "--template", TEMPLATE, "--split", "dev"], input=session)
+    out = _flat(result.output)
+    assert result.exit_code == 0, result.output
+    assert f"user Goal: {_flat(task.goal)}" in out and "Now: " in out
+    assert 'assistant {"name": "open_app", "arguments": {"app_name": "contacts"}}' in out
+    assert "tool Opened Contacts. | contacts: [" in out  # the tool turn: the screen the step left
