@@ -75,3 +75,29 @@ def test_dropping_oldest_steps_keeps_the_header_and_the_newest() -> None:
     assert "2 earlier steps not shown" in shorter[0]["content"]
     assert json.dumps(shorter[-2:]) == json.dumps(messages[-2:])
     assert step_count(drop_oldest_steps(messages, 99)) == 0
+
+
+def test_the_context_and_the_answer_format_are_written_once() -> None:
+    """No second renderer of the policy's context or answer creeps back (three existed once)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    owners = {"render_header": "devices/harness/context.py", "render_observation": "devices/harness/context.py",
+              "render_context": None, "episode_messages": "devices/harness/context.py",
+              "format_action": "devices/harness/answer.py", "parse_completion": "devices/harness/answer.py",
+              "training_pairs": None, "harness_pairs": None}
+    found: dict[str, list[str]] = {}
+    chat_with_actions = []
+    for package in ("devices", "services", "trainer", "schemas", "streams", "bench"):
+        for path in (root / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            rel = str(path.relative_to(root))
+            for name in re.findall(r"^def (\w+)\(", text, flags=re.MULTILINE):
+                if name in owners:
+                    found.setdefault(name, []).append(rel)
+            if re.search(r"apply_chat_template\([^)]*tools=", text):
+                chat_with_actions.append(rel)
+    assert found == {k: [v] for k, v in owners.items() if v}
+    # the policy's chat (with the action list) is tokenised in two places: decoding and SFT rows
+    assert sorted(chat_with_actions) == ["trainer/data.py", "trainer/policy.py"]
