@@ -82,7 +82,7 @@ class HarnessVetoed(Event):
     reviewer: str = Field(min_length=1)
     note: str = ""
     # Signed by the gate like review decisions (None on unsigned vetoes, which the evolver
-    # refuses): `services.gate.vetoes.veto_payload` gives the bytes the signature covers.
+    # refuses): `services.dataflow.vetoes.veto_payload` gives the bytes the signature covers.
     key_id: str | None = Field(
         default=None, min_length=1, max_length=64,
         description="Which gate key signed it (hex prefix of the public key's sha256).")

@@ -1,7 +1,7 @@
 """Review-gate events: the curator asks a person to admit data, the person decides.
 
 A decision the curator may act on is signed by the gate with Ed25519: `signature` covers
-the canonical bytes of the decision (`services.gate.signing.signed_payload`), `key_id`
+the canonical bytes of the decision (`services.dataflow.signing.signed_payload`), `key_id`
 names the gate key that made it and `decision_id` is its nonce (a second sighting is a
 replay). Unsigned decisions (the v1 shape, all three fields None) still validate as
 events, but a verifying consumer rejects them.

@@ -13,6 +13,10 @@ from devices.adb.settings import AdbSettings
 from services.archiver.settings import ArchiverSettings
 from services.cli.main import app
 from services.device_runner.settings import DeviceRunnerSettings
+from services.evaluator.settings import EvaluatorSettings
+from services.gate.settings import GateSettings
+from services.rollout.settings import RolloutSettings
+from services.trainer.settings import TrainerSettings
 from streams.settings import BusSettings
 
 COMPOSE = yaml.safe_load((Path(__file__).parents[1] / "docker-compose.yml").read_text())
@@ -22,7 +26,8 @@ FLYWHEEL = {name: svc for name, svc in SERVICES.items() if svc.get("image") == "
 # Longest prefix first, so FLYWHEEL_DEVICE_RUNNER_X is not read as a BusSettings field.
 SETTINGS_BY_PREFIX = sorted(
     [(cls.model_config["env_prefix"], cls)
-     for cls in (DeviceRunnerSettings, ArchiverSettings, AdbSettings, BusSettings)],
+     for cls in (DeviceRunnerSettings, ArchiverSettings, AdbSettings, RolloutSettings, GateSettings,
+                 TrainerSettings, EvaluatorSettings, BusSettings)],
     key=lambda pair: -len(pair[0]),
 )
 
@@ -94,3 +99,15 @@ def test_phone_runners_use_the_one_configured_adb_server() -> None:
         env = svc["environment"]
         assert env["FLYWHEEL_ADB_HOST"] == "adb" and "phones" in svc["profiles"]
         assert env["FLYWHEEL_DEVICE_RUNNER_ADB_SERIAL"]
+
+
+def test_every_service_package_has_a_container_that_runs_it() -> None:
+    """Each service with a `python -m` entry point deploys the same way: one compose service runs it."""
+    root = Path(__file__).parents[1] / "services"
+    packages = {p.name for p in root.iterdir() if (p / "__main__.py").is_file()}
+    running = {svc["entrypoint"][2].removeprefix("services.") for svc in FLYWHEEL.values()
+               if svc.get("entrypoint", [])[:2] == ["python", "-m"]}
+    assert packages - running == set(), f"no container runs {sorted(packages - running)}"
+    for name in ("generator", "rollout", "verifier", "curator", "gate", "trainer", "evaluator"):
+        assert SERVICES[name]["volumes"] == ["flywheel-data:/data"]  # the archive, snapshots, checkpoints, registry
+    assert SERVICES["gate"]["ports"] == ["8080:8080"]

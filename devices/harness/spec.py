@@ -31,8 +31,16 @@ from devices.harness.skills import SKILLS, Skill
 from devices.harness.subagents import SUBAGENTS, SubAgent
 from schemas.envelope import Frozen
 
-__all__ = ["SEEN_PREFIX", "ContextPolicy", "DelegationPolicy", "HarnessSpec", "MemoryPolicy",
-           "SpecError", "ToolPolicy"]
+__all__ = [
+    "SEEN_PREFIX",
+    "ContextPolicy",
+    "DelegationPolicy",
+    "HarnessSpec",
+    "MemoryPolicy",
+    "SpecError",
+    "ToolPolicy",
+    "content_version",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -164,8 +172,7 @@ class HarnessSpec(Frozen):
 
     @property
     def version(self) -> str:
-        digest = hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
-        return digest[:VERSION_DIGITS]
+        return content_version(json.loads(self.canonical_json()))
 
     # ---- lookups -------------------------------------------------------------------------
     def skill(self, name: str) -> Skill | None:
@@ -221,3 +228,12 @@ class HarnessSpec(Frozen):
         if not isinstance(data, dict):
             raise SpecError(f"harness spec {source} must hold a JSON object")
         return cls.from_json_dict(data)
+
+
+def content_version(spec: Any) -> str:
+    """The content address of a spec's JSON (a mapping): the first VERSION_DIGITS hex digits of
+    the sha256 over its sorted-key, whitespace-free JSON without `version` and `parent`. The one
+    harness hash: `HarnessSpec.version` and the registry's files both use it."""
+    content = {k: v for k, v in dict(spec).items() if k not in ("version", "parent")}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:VERSION_DIGITS]

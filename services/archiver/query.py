@@ -70,10 +70,10 @@ class QueryResult:
 
 def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None) -> QueryResult:
     """Runs `sql` over the archive's views (and, given a snapshots folder, the `examples` and
-    `snapshots` views of services.curator.views); duckdb.Error carries DuckDB's message."""
+    `snapshots` views of services.dataflow.views); duckdb.Error carries DuckDB's message."""
     con = open_archive(store)
     if snapshots is not None:
-        from services.curator.views import attach_snapshots
+        from services.dataflow.views import attach_snapshots
 
         attach_snapshots(con, snapshots)
     try:

@@ -13,9 +13,9 @@ from rich.console import Console
 from schemas.topics import TOPICS
 from services.archiver.service import StopFlag
 from services.cli.archive_cmd import fail
+from services.dataflow.signing import GateKeyError, create_key, key_id_of
 from services.gate.launch import GateHandle, GateStartError, load_or_create_key, start_gate
 from services.gate.settings import GateSettings, load_gate_settings
-from services.gate.signing import GateKeyError, create_key, key_id_of
 from services.gate.tokens import ReviewerTokens, TokenError
 from streams.admin import AdminError, create_topics
 from streams.broker import BrokerError, ensure_broker

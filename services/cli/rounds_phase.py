@@ -115,7 +115,7 @@ class HarnessRounds:
         """`load` turns a checkpoint directory into a policy (default: trainer.policy's
         load_policy); tests pass a scripted one."""
         from devices.suite.policies import OraclePolicy
-        from services.evolver.registry import HarnessRegistry
+        from services.dataflow.registry import HarnessRegistry
         from services.evolver.rounds import Rounds, RoundsConfig
         from services.evolver.suite_runner import suite_collector, suite_runner
 

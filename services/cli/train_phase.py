@@ -83,7 +83,7 @@ class TrainingPhase:
 
     def train(self, snapshot: Path) -> None:
         """Runs every generation on `snapshot` (blocking) and publishes the trainer's events."""
-        from services.evolver.registry import HarnessRegistry
+        from services.dataflow.registry import HarnessRegistry
         from streams.producer import TypedProducer
         from trainer.loop import publisher, run_generations
 

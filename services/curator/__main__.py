@@ -14,7 +14,7 @@ from schemas.settings import SettingsError
 from services.curator.service import CuratorService
 from services.curator.settings import load_curator_settings
 from services.dataflow.agent import serve
-from services.rollout.service import blob_dir
+from services.dataflow.tasks import blob_dir
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     def build(bus, bootstrap):  # type: ignore[no-untyped-def]
         policy = None
         if settings.admission == "gate":
-            from services.gate.admission import GateAdmission
+            from services.dataflow.gate_admission import GateAdmission
 
             policy = GateAdmission.for_data_dir(bus.data_dir)
         return CuratorService(settings.resolved_snapshot_dir(bus.data_dir),

@@ -5,7 +5,7 @@ failing state becomes correction rows, and a snapshot takes them at a configured
 wrong step, `services.curator.examples.correction_pairs`); a trace it cannot continue is
 `Skipped` with a reason that is logged, never an exception out of the curator. `usable_rows`
 is what a snapshot can hold at a share: every admitted demonstration step plus at most the
-corrections that make up `share` of the result (`services.evolver.corrections`).
+corrections that make up `share` of the result (`services.dataflow.corrections`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from schemas.episodes import EpisodeEnded
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced
 from services.curator.examples import correction_pairs
-from services.evolver.corrections import DEFAULT_SHARE, corrections_needed
+from services.dataflow.corrections import DEFAULT_SHARE, corrections_needed
 
 __all__ = ["DEFAULT_SHARE", "Continuation", "Skipped", "continuation", "usable_rows"]
 

@@ -4,7 +4,7 @@ An episode is assessed once its task, its `episode.ended` and its verdict are al
 held-out splits, environment faults, failures, exact and near duplicates are dropped (each
 counted by reason); the rest become review requests. A failure whose first wrong step the
 oracle can recover from (replayed on a deterministic sim) becomes a correction candidate. Rows enter training only through a
-decision the admission policy verifies (`services.curator.admission`). Assessment happens
+decision the admission policy verifies (`services.dataflow.admission`). Assessment happens
 inside `evolve`, so re-folding the stored events after a restart reaches the same state.
 """
 
@@ -21,9 +21,9 @@ from schemas.reviews import ReviewDecided, ReviewRequested
 from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.curator.admission import Admission, AdmissionPolicy
 from services.curator.corrections import Continuation, continuation
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
+from services.dataflow.admission import Admission, AdmissionPolicy
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored

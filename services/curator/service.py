@@ -10,10 +10,10 @@ from devices.blobs import BlobStore
 from schemas.envelope import Event
 from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
-from services.curator.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
 from services.curator.corrections import DEFAULT_SHARE
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.snapshot import snapshot_rows_ready, write_snapshot
+from services.dataflow.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
 

@@ -24,7 +24,7 @@ class CuratorSettings(BaseSettings):
     admission: Literal["auto", "gate"] = Field(
         default="auto", description="'auto': the stand-in admits every verified candidate (and "
         "says so in each manifest); 'gate': the review gate's policy and signed decisions "
-        "(services.gate.admission.GateAdmission).")
+        "(services.dataflow.gate_admission.GateAdmission).")
     correction_share: float = Field(
         default=0.2, ge=0.0, lt=1.0, description="Share of each snapshot's rows that are "
         "corrections (the oracle's continuation of an admitted failure from its first wrong "

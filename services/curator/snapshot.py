@@ -26,7 +26,7 @@ seeded sample of the admitted corrections' rows; fewer when too few are admitted
 demonstrations fill the rest of the target. `manifest.json` holds the `dataset.snapshotted`
 payload's counts, the file hashes and `corrections` — the share wanted and reached, every
 failure event id whose continuation the snapshot holds (with its episode and row count) and
-every admitted failure skipped with its reason; `services.curator.views` makes that a DuckDB
+every admitted failure skipped with its reason; `services.dataflow.views` makes that a DuckDB
 table (`snapshot_corrections`).
 A snapshot never holds a dev or test instance: `check_train_only` runs on the rows before
 anything is written and raises `HeldOutLeak` naming the offending rows.
@@ -52,10 +52,10 @@ from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.corrections import DEFAULT_SHARE, Continuation, continuation, usable_rows
 from services.curator.decide import CuratorState, Source, slice_of
 from services.curator.examples import CONTEXT_VERSION, rebuilt_pairs, recorded_pairs
+from services.dataflow.corrections import mix_corrections
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
-from services.evolver.corrections import mix_corrections
 
 __all__ = [
     "COLUMNS",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from devices.harness.harness import Harness
@@ -28,6 +29,7 @@ from schemas.tasks import Origin, TaskProposed, Tier
 __all__ = [
     "COMPOSED_PREFIX",
     "ScriptedOracle",
+    "blob_dir",
     "check_final_state",
     "composed_name",
     "instance_of",
@@ -36,6 +38,7 @@ __all__ = [
     "part_templates",
     "score_final_state",
     "task_event",
+    "task_params_for",
     "untouched_score",
 ]
 
@@ -152,3 +155,14 @@ def check_final_state(task: TaskInstance, final_state: dict[str, Any]) -> CheckR
 
 def score_final_state(task: TaskInstance, final_state: dict[str, Any]) -> float:
     return check_final_state(task, final_state).score
+
+
+def blob_dir(data_dir: str | Path) -> Path:
+    """Where episodes' final states live: `<data dir>/blobs` (the rollout writes, the verifier
+    and the curator read)."""
+    return Path(data_dir) / "blobs"
+
+
+def task_params_for(task: TaskInstance) -> dict[str, Any]:
+    """What a rollout puts in ActionRequested.task_params so any runner can rebuild `task`."""
+    return task.model_dump(mode="json")

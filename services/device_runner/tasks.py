@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from devices.protocol import TaskInstance
 
-__all__ = ["TaskNotResolved", "resolve_task", "task_params_for"]
+__all__ = ["TaskNotResolved", "resolve_task"]
 
 logger = logging.getLogger(__name__)
 
@@ -23,11 +23,6 @@ _INSTANCE_KEYS = frozenset({"task_id", "template", "family", "split", "index", "
 
 class TaskNotResolved(ValueError):
     """The task of a step-0 action cannot be rebuilt (one sentence saying why)."""
-
-
-def task_params_for(task: TaskInstance) -> dict[str, Any]:
-    """What a rollout puts in ActionRequested.task_params so any runner can rebuild `task`."""
-    return task.model_dump(mode="json")
 
 
 def resolve_task(task_id: str, task_params: Mapping[str, Any] | None, suite_seed: int

@@ -10,8 +10,8 @@ harness, with the newest checkpoint) is run on the split and reported as `eval.r
 from __future__ import annotations
 
 from services.evaluator.loop import run_evaluator
+from services.evaluator.settings import load_evaluator_settings
 from services.service_main import run_service
-from services.trainer.settings import load_evaluator_settings
 
 __all__ = ["main"]
 

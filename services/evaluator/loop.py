@@ -10,7 +10,7 @@ from typing import Any
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
 from services.evaluator.decide import EvalJob, EvaluatorState, decide, evolve
-from services.trainer.settings import EvaluatorSettings
+from services.evaluator.settings import EvaluatorSettings
 from streams.admin import create_topics
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
@@ -30,7 +30,7 @@ def job_harness(job: EvalJob, settings: EvaluatorSettings) -> Any:
     rollouts use), a promoted harness version in that version. Raises RegistryError or
     SpecError (one sentence) when the registry cannot give it."""
     from devices.harness.spec import HarnessSpec
-    from services.evolver.registry import HarnessRegistry
+    from services.dataflow.registry import HarnessRegistry
 
     registry = HarnessRegistry(settings.harness_dir)
     if job.subject == "checkpoint":
@@ -42,7 +42,7 @@ def evaluate_job(job: EvalJob, settings: EvaluatorSettings) -> Event | None:
     """eval.reported for `job`, or None (logged) when its checkpoint or its harness is missing."""
     from devices.harness.spec import SpecError
     from devices.suite.instances import generate_split
-    from services.evolver.registry import RegistryError
+    from services.dataflow.registry import RegistryError
     from trainer.evaluate import evaluate_policy
     from trainer.loop import eval_event
     from trainer.models import ModelError

@@ -10,12 +10,12 @@ same base and the same changes always give the same version.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from devices.harness.spec import content_version
 from schemas.harness import HarnessChange
 
 __all__ = [
@@ -43,10 +43,6 @@ SECTIONS: dict[str, str] = {
 MAX_CHANGES = 8
 #: Fields that identify an item; an update may not change them (that would be a remove + add).
 _IDENTITY = ("name",)
-#: Fields outside the content address: the version itself and the lineage (as HarnessSpec).
-_UNHASHED = ("version", "parent")
-#: Versions are this many hex digits of the sha256, as devices.harness.spec.VERSION_DIGITS.
-_VERSION_HEX = 12
 
 
 class DeltaError(ValueError):
@@ -59,10 +55,8 @@ def canonical_json(value: Any) -> str:
 
 
 def spec_version(spec: Mapping[str, Any]) -> str:
-    """The content address of `spec`: 12 hex of sha256 over its canonical JSON without
-    `version` and `parent` (the same digest HarnessSpec.version gives for its JSON dump)."""
-    content = {k: v for k, v in spec.items() if k not in _UNHASHED}
-    return hashlib.sha256(canonical_json(content).encode()).hexdigest()[:_VERSION_HEX]
+    """The content address of `spec` (devices.harness.spec.content_version, the one hash)."""
+    return content_version(spec)
 
 
 def with_version(spec: Mapping[str, Any]) -> dict[str, Any]:

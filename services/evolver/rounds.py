@@ -36,6 +36,7 @@ from schemas.envelope import Event
 from schemas.harness import HarnessPromoted, HarnessProposed, HarnessRejected
 from schemas.tasks import Split
 from services.dataflow.ids import derived_id
+from services.dataflow.registry import HarnessRegistry
 from services.evolver.decide import EvolverConfig, EvolverState, evolve, handle, initial_state
 from services.evolver.delta import spec_version
 from services.evolver.gate import CachedRunner, evaluate_proposal
@@ -47,7 +48,6 @@ from services.evolver.paired import (
     summarise,
 )
 from services.evolver.propose import DEFAULT_MIN_SUPPORT, propose
-from services.evolver.registry import HarnessRegistry
 
 __all__ = [
     "CONDITIONS",

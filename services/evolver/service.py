@@ -27,7 +27,9 @@ from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed, 
 from schemas.topics import TOPICS, Topic
 from schemas.verdicts import FailureTraced
 from services.dataflow.ids import derived_id
+from services.dataflow.registry import HarnessRegistry, RegistryError
 from services.dataflow.store import Stored
+from services.dataflow.vetoes import VetoVerifier
 from services.evolver.decide import (
     EvolverConfig,
     EvolverState,
@@ -38,10 +40,8 @@ from services.evolver.decide import (
 )
 from services.evolver.gate import CachedRunner, Runner, evaluate_proposal
 from services.evolver.model_propose import ModelProposer, load_local
-from services.evolver.registry import HarnessRegistry, RegistryError
 from services.evolver.settings import EvolverSettings
 from services.evolver.suite_runner import suite_runner
-from services.gate.vetoes import VetoVerifier
 
 __all__ = ["INPUT_TOPICS", "EvolverService"]
 

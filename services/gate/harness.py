@@ -30,6 +30,7 @@ from schemas.harness import (
     HarnessRejected,
     HarnessVetoed,
 )
+from services.dataflow.registry import HarnessRegistry, RegistryError
 from services.evolver.decide import (
     EvolverConfig,
     EvolverState,
@@ -39,7 +40,6 @@ from services.evolver.decide import (
     pending_promotions,
     veto,
 )
-from services.evolver.registry import HarnessRegistry, RegistryError
 
 __all__ = ["MAX_NOTE_CHARS", "HarnessBoard", "PendingView", "VetoRefused", "change_summary"]
 

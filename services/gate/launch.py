@@ -22,13 +22,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.blobs import BlobStore
 from devices.harness.spec import HarnessSpec
-from services.evolver.registry import HarnessRegistry, RegistryError
+from services.dataflow.registry import HarnessRegistry, RegistryError
+from services.dataflow.signing import GateKeyError, create_key, load_private_key
 from services.evolver.settings import load_evolver_settings
 from services.gate.app import create_app
 from services.gate.harness import HarnessBoard
 from services.gate.service import BrokerPublisher, Gate, GateFeed, GateTopics
 from services.gate.settings import GateSettings, load_gate_settings
-from services.gate.signing import GateKeyError, create_key, load_private_key
 from services.gate.tokens import ReviewerTokens
 
 __all__ = ["GateHandle", "GateStartError", "harness_board", "load_or_create_key", "start_gate"]

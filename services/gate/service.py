@@ -25,12 +25,12 @@ from schemas.envelope import Event
 from schemas.harness import HarnessVetoed
 from schemas.reviews import ReviewDecided, ReviewStatsReported
 from schemas.topics import TOPICS, Topic
+from services.dataflow.signing import Signer, check_signature
+from services.dataflow.vetoes import check_veto_signature, sign_veto
 from services.gate.diff import episode_diff
 from services.gate.harness import HarnessBoard, VetoRefused
 from services.gate.queue import DecisionRefused, Item, ReviewQueue, TaskInfo, next_decision
-from services.gate.signing import Signer, check_signature
 from services.gate.tokens import ReviewerTokens
-from services.gate.vetoes import check_veto_signature, sign_veto
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 

@@ -32,7 +32,7 @@ from schemas.actions import Action, ToolCall, Wait
 from schemas.episodes import ActionRequested, DeviceFailed, ObservationRecorded
 from schemas.observations import Observation, ToolResult
 from schemas.topics import TOPICS, Topic
-from services.device_runner.tasks import task_params_for
+from services.dataflow.tasks import task_params_for
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from devices.blobs import BlobStore
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS, Topic
+from services.dataflow.tasks import blob_dir
 from services.rollout.engine import Rollout
 from services.rollout.policies import load_policy
 from services.rollout.remote import ACTIONS, OBSERVATIONS, RemoteDevice, ReplyRouter
@@ -24,7 +25,7 @@ from services.rollout.settings import RolloutSettings
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 
-__all__ = ["EPISODES", "TASKS", "RolloutStats", "blob_dir", "run_rollout", "stats_path"]
+__all__ = ["EPISODES", "TASKS", "RolloutStats", "run_rollout", "stats_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +35,6 @@ SEND_TIMEOUT_S = 30.0
 #: The local broker holds an empty fetch for the whole max wait even when tasks arrive
 #: meanwhile (kafka-python's default is 500 ms): 50 ms keeps a task's wait short.
 FETCH_MAX_WAIT_MS = 50
-
-
-def blob_dir(data_dir: str | Path) -> Path:
-    """Where episodes' final states live: `<data dir>/blobs`."""
-    return Path(data_dir) / "blobs"
 
 
 @dataclass
@@ -73,7 +69,7 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     `settings.devices` names devices, through their runners over `actions`/`observations`."""
     from devices.harness.harness import Harness
     from devices.sim import SimPhone
-    from services.evolver.registry import HarnessRegistry
+    from services.dataflow.registry import HarnessRegistry
 
     remote = settings.device_ids
     concurrency = len(remote) or settings.concurrency

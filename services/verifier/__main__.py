@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from services.dataflow.agent import serve
-from services.rollout.service import blob_dir
+from services.dataflow.tasks import blob_dir
 from services.verifier.service import VerifierService
 
 

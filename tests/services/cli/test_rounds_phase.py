@@ -26,8 +26,8 @@ from services.archiver.settings import ArchiverSettings
 from services.archiver.store import ArchiveStore
 from services.cli.main import app
 from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds, round_templates
+from services.dataflow.registry import HarnessRegistry
 from services.evolver.delta import normalise
-from services.evolver.registry import HarnessRegistry
 from streams.admin import create_topics
 from streams.producer import TypedProducer
 from trainer.loop import publisher

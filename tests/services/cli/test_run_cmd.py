@@ -95,7 +95,7 @@ def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: P
     from devices.suite.instances import generate_split
     from schemas.actions import ToolCall
     from schemas.episodes import ActionRequested
-    from services.device_runner.tasks import task_params_for
+    from services.dataflow.tasks import task_params_for
 
     data_dir = tmp_path / "var"
     store = ArchiveStore(data_dir / "archive")

@@ -26,12 +26,12 @@ from schemas.envelope import Event
 from schemas.topics import Topic
 from schemas.verdicts import FailureTraced
 from services.curator.service import CuratorService
-from services.curator.views import attach_snapshots
+from services.dataflow.corrections import corrections_needed
 from services.dataflow.ids import derived_id
 from services.dataflow.runner import Runner
 from services.dataflow.store import EventStore, Stored
 from services.dataflow.tasks import new_harness
-from services.evolver.corrections import corrections_needed
+from services.dataflow.views import attach_snapshots
 from services.verifier.decide import VerifierState, World
 from services.verifier.decide import decide as verify_episode
 from services.verifier.decide import evolve as verifier_evolve

@@ -15,10 +15,10 @@ from devices.harness.answer import parse_completion
 from devices.harness.context import CONTEXT_VERSION
 from schemas.actions import parse_action
 from schemas.reviews import ReviewDecided
-from services.curator.admission import Admission, AutoAdmission, OncePerEvent, Rejection
 from services.curator.decide import CuratorState, decide, evolve
 from services.curator.service import CuratorService
 from services.curator.snapshot import COLUMNS, HeldOutLeak, build_rows, check_train_only
+from services.dataflow.admission import Admission, AutoAdmission, OncePerEvent, Rejection
 from services.dataflow.tasks import new_harness
 from services.verifier.decide import VerifierState, World
 from services.verifier.decide import decide as verify_episode
@@ -201,7 +201,7 @@ def test_rows_pair_the_context_with_the_next_action(tmp_path: Path) -> None:
 def test_snapshots_are_duckdb_views_joined_to_their_lineage(tmp_path: Path) -> None:
     import duckdb
 
-    from services.curator.views import attach_snapshots
+    from services.dataflow.views import attach_snapshots
 
     con = duckdb.connect()
     assert attach_snapshots(con, tmp_path / "snapshots") == []  # nothing yet: no views
@@ -250,9 +250,9 @@ def test_failures_with_an_oracle_continuation_become_corrections(tmp_path: Path)
 def test_the_gates_admission_policy_plugs_into_the_seam(tmp_path: Path) -> None:
     """GateAdmission (services.gate) as the curator's policy: it admits verified successes by
     itself except what a person must see, and with no gate key no person can admit anything."""
-    from services.gate.admission import GateAdmission
-    from services.gate.policy import AdmissionPolicy, PolicySettings
-    from services.gate.verify import DecisionVerifier
+    from services.dataflow.admission_policy import AdmissionPolicy, PolicySettings
+    from services.dataflow.gate_admission import GateAdmission
+    from services.dataflow.verify import DecisionVerifier
 
     def gate() -> GateAdmission:
         settings = PolicySettings(audit_rate=0.3, new_template_threshold=0)

@@ -9,7 +9,7 @@ from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim import SimPhone
 from schemas.actions import Action, ToolCall
 from schemas.episodes import ActionRequested
-from services.device_runner.tasks import task_params_for
+from services.dataflow.tasks import task_params_for
 
 __all__ = [
     "TASK",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from devices.suite.registry import get_template
+from services.dataflow.tasks import task_params_for
 from services.device_runner.settings import DeviceRunnerSettings, load_device_runner_settings
-from services.device_runner.tasks import TaskNotResolved, resolve_task, task_params_for
+from services.device_runner.tasks import TaskNotResolved, resolve_task
 from tests.services.device_runner.helpers import TASK
 
 TEMPLATE = "mem_text_relation"

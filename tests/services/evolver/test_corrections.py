@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from services.evolver.corrections import corrections_needed, mix_corrections
+from services.dataflow.corrections import corrections_needed, mix_corrections
 
 
 def table(prefix: str, n: int) -> pa.Table:

@@ -81,8 +81,8 @@ def test_a_missing_model_directory_is_one_sentence(tmp_path: Path) -> None:
 
 
 def test_the_service_asks_the_model_after_the_rules(tmp_path: Path) -> None:
+    from services.dataflow.registry import HarnessRegistry
     from services.dataflow.store import Stored
-    from services.evolver.registry import HarnessRegistry
     from services.evolver.service import EvolverService
     from services.evolver.settings import load_evolver_settings
 

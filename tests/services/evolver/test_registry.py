@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from schemas.harness import HarnessChange
 from services.cli.main import app
+from services.dataflow.registry import HarnessRegistry, RegistryError
 from services.evolver.delta import apply_changes, with_version
-from services.evolver.registry import HarnessRegistry, RegistryError
 
 runner = CliRunner()
 BASE = with_version({"tools": {"hidden": [], "descriptions": {}}, "skills": [],

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 
 from schemas.envelope import Event
-from services.evolver.registry import HarnessRegistry
+from services.dataflow.registry import HarnessRegistry
 from services.evolver.rounds import Rounds, RoundsConfig, plot_rounds, run_rounds
 from tests.services.evolver.helpers import SPEC, failure, has_skill, runner, solved, task
 

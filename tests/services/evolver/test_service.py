@@ -14,15 +14,15 @@ from devices.suite.policies import OraclePolicy
 from schemas.envelope import Event, utc_now
 from schemas.settings import SettingsError
 from schemas.topics import Topic
+from services.dataflow.registry import HarnessRegistry
 from services.dataflow.runner import Runner
+from services.dataflow.signing import Signer
 from services.dataflow.store import EventStore, Stored
+from services.dataflow.vetoes import VetoVerifier, sign_veto
 from services.evolver.decide import fold, pending_promotions, veto
-from services.evolver.registry import HarnessRegistry
 from services.evolver.service import INPUT_TOPICS, EvolverService
 from services.evolver.settings import load_evolver_settings
 from services.evolver.suite_runner import suite_collector
-from services.gate.signing import Signer
-from services.gate.vetoes import VetoVerifier, sign_veto
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 from tests.services.evolver.test_suite_gate import DEGRADED

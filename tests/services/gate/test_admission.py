@@ -6,12 +6,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
-from services.curator.admission import Admission as Admitted
-from services.curator.admission import Rejection as Refused
-from services.gate.admission import POLICY_REVIEWER, GateAdmission
-from services.gate.policy import AdmissionPolicy, PolicySettings
-from services.gate.signing import Signer
-from services.gate.verify import DecisionVerifier
+from services.dataflow.admission import Admission as Admitted
+from services.dataflow.admission import Rejection as Refused
+from services.dataflow.admission_policy import AdmissionPolicy, PolicySettings
+from services.dataflow.gate_admission import POLICY_REVIEWER, GateAdmission
+from services.dataflow.signing import Signer
+from services.dataflow.verify import DecisionVerifier
 
 ENVELOPE = {"source": "curator/1", "correlation_id": "run-1"}
 

@@ -12,13 +12,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
 from schemas.topics import Topic
+from services.dataflow.signing import Signer
+from services.dataflow.verify import DecisionVerifier
 from services.gate.launch import GateStartError, start_gate
 from services.gate.samples import run_sample
 from services.gate.service import BrokerPublisher, Gate, GateFeed, GateTopics
 from services.gate.settings import GateSettings
-from services.gate.signing import Signer
 from services.gate.tokens import ReviewerTokens
-from services.gate.verify import DecisionVerifier
 from streams.consumer import TypedBatchConsumer
 from streams.dlq import read_dead_letters
 from streams.producer import TypedProducer

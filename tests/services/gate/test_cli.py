@@ -99,7 +99,7 @@ def test_review_rejects_an_unknown_token(env: dict[str, str], live_gate: LiveGat
 def test_start_with_run_creates_the_key_and_prints_address_and_token_once(
         env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from services.cli.gate_cmd import start_with_run
-    from services.gate.verify import DecisionVerifier
+    from services.dataflow.verify import DecisionVerifier
 
     assert DecisionVerifier.for_data_dir(tmp_path).closed  # before the gate: fail closed
     for name, value in env.items():

@@ -18,16 +18,16 @@ from devices.suite.policies import OraclePolicy
 from schemas.envelope import Event, utc_now
 from schemas.harness import HarnessVetoed
 from schemas.topics import Topic
+from services.dataflow.registry import HarnessRegistry
 from services.dataflow.runner import Runner
 from services.dataflow.store import EventStore, Stored
-from services.evolver.registry import HarnessRegistry
+from services.dataflow.vetoes import VetoVerifier
 from services.evolver.service import INPUT_TOPICS, EvolverService
 from services.evolver.settings import load_evolver_settings
 from services.evolver.suite_runner import suite_collector
 from services.gate.launch import GateHandle, start_gate
 from services.gate.service import GateTopics
 from services.gate.settings import GateSettings
-from services.gate.vetoes import VetoVerifier
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 from tests.services.evolver.test_suite_gate import DEGRADED

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.settings import SettingsError
-from services.gate.policy import (
+from services.dataflow.admission_policy import (
     AdmissionPolicy,
     Candidate,
     PolicySettings,

@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.reviews import ReviewDecided
-from services.gate.signing import (
+from services.dataflow.signing import (
     GateKeyError,
     Signer,
     check_signature,

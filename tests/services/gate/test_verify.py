@@ -6,8 +6,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
-from services.gate.signing import Signer
-from services.gate.verify import DecisionVerifier
+from services.dataflow.signing import Signer
+from services.dataflow.verify import DecisionVerifier
 
 ENVELOPE = {"source": "test/0", "correlation_id": "run-1"}
 

@@ -11,11 +11,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.harness import HarnessChange, HarnessVetoed
 from schemas.reviews import ReviewDecided
+from services.dataflow.signing import Signer, create_key
+from services.dataflow.vetoes import VetoVerifier, check_veto_signature, sign_veto
 from services.evolver.decide import EvolverConfig
 from services.evolver.gate import CachedRunner, evaluate_proposal
 from services.gate.harness import HarnessBoard, VetoRefused, change_summary
-from services.gate.signing import Signer, create_key
-from services.gate.vetoes import VetoVerifier, check_veto_signature, sign_veto
 from tests.services.evolver.helpers import SPEC, runner
 from tests.services.evolver.test_decide import feed, skill_helps, with_failures
 

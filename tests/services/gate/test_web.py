@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from services.gate.verify import DecisionVerifier
+from services.dataflow.verify import DecisionVerifier
 from tests.services.gate.conftest import LiveGate
 
 pytestmark = pytest.mark.integration

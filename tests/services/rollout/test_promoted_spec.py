@@ -17,7 +17,7 @@ from devices.harness.spec import HarnessSpec, ToolPolicy
 from schemas.episodes import EpisodeEnded, EpisodeStarted
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS, Topic
-from services.evolver.registry import HarnessRegistry
+from services.dataflow.registry import HarnessRegistry
 from services.rollout.service import run_rollout
 from services.rollout.settings import RolloutSettings
 from streams.admin import create_topics

@@ -13,9 +13,10 @@ from schemas.training import CheckpointSaved, DatasetSnapshotted
 from services.evaluator.decide import EvaluatorState
 from services.evaluator.decide import decide as decide_eval
 from services.evaluator.loop import run_evaluator
+from services.evaluator.settings import load_evaluator_settings
 from services.trainer.decide import TrainerState, decide, evolve
 from services.trainer.loop import run_trainer
-from services.trainer.settings import load_evaluator_settings, load_trainer_settings
+from services.trainer.settings import load_trainer_settings
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer
 
@@ -79,9 +80,9 @@ def test_snapshot_event_becomes_checkpoint_then_eval_report(bootstrap: str, fres
 
 def test_a_promoted_harness_is_scored_in_itself_and_a_missing_one_is_not_scored(tiny_model: Path,
                                                                                  tmp_path: Path) -> None:
+    from services.dataflow.registry import HarnessRegistry
     from services.evaluator.decide import EvalJob
     from services.evaluator.loop import evaluate_job
-    from services.evolver.registry import HarnessRegistry
     from trainer.models import build_tiny
 
     build_tiny(tmp_path / "checkpoints" / "sft-1")

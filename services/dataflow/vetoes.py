@@ -1,7 +1,7 @@
 """Signed vetoes: the gate signs a person's `harness.vetoed` with its Ed25519 key, the evolver
 checks the signature before it rejects anything.
 
-The same key signs review decisions (`services.gate.signing`); a different domain prefix keeps
+The same key signs review decisions (`services.dataflow.signing`); a different domain prefix keeps
 a decision's signature from ever passing as a veto's and the other way round. How the evolver
 uses it::
 
@@ -26,7 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from schemas.harness import HarnessVetoed
-from services.gate.signing import Signer, key_id_of, load_public_key, public_key_path
+from services.dataflow.signing import Signer, key_id_of, load_public_key, public_key_path
 
 __all__ = [
     "VETO_DOMAIN",

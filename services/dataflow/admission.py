@@ -6,7 +6,7 @@ only on a `review.decided` that the admission policy's `verify(decision_event)` 
     verify(decision: ReviewDecided) -> Admission | Rejection
 
 That one function is where the gate (issue 9) plugs in its signed-decision check
-(`services.gate.admission.GateAdmission` has this shape). A policy may also offer
+(`services.dataflow.gate_admission.GateAdmission` has this shape). A policy may also offer
 `annotate(request, checker=, environment=, correction=, composed=, environment_fault=)`: the
 curator then lets it add the reasons a person must look before the request is published.
 

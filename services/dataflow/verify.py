@@ -27,7 +27,7 @@ from typing import Literal
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from schemas.reviews import ReviewDecided, ReviewRequested
-from services.gate.signing import check_signature, key_id_of, load_public_key, public_key_path
+from services.dataflow.signing import check_signature, key_id_of, load_public_key, public_key_path
 
 __all__ = ["DecisionVerifier", "RejectReason", "Verification"]
 

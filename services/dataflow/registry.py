@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from services.evolver.delta import spec_version
+from devices.harness.spec import content_version as spec_version
 
 __all__ = ["HarnessRegistry", "HistoryEntry", "RegistryError", "VersionInfo"]
 

@@ -25,9 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from schemas.reviews import ReviewDecided, ReviewReason, ReviewRequested
-from services.curator.admission import Admission, Rejection
-from services.gate.policy import AdmissionPolicy, Candidate, Route, load_policy_settings
-from services.gate.verify import DecisionVerifier
+from services.dataflow.admission import Admission, Rejection
+from services.dataflow.admission_policy import (
+    AdmissionPolicy,
+    Candidate,
+    Route,
+    load_policy_settings,
+)
+from services.dataflow.verify import DecisionVerifier
 
 __all__ = ["POLICY_REVIEWER", "GateAdmission"]
 
