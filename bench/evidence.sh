@@ -30,8 +30,8 @@ if [ "$scale" = smoke ]; then
   coevolve=(--generations 1 --sft-n 1 --sft-steps 2 --sft-batch 2 --sft-lr 3e-3 --eval-templates 2 --templates 2
             --n 1 --max-steps 2 --max-new-tokens 24 --proposals 1 --batch-size 8)
 else
-  train=(--sft-steps 20 --reps 3 --rl-steps 0 --batch 16 --max-length 2048)
-  learn=(--batch-size 256 --max-steps 8 --max-new-tokens 144 --sft-n 3 --sft-batch 16 --sft-max-length 2048
+  train=(--sft-steps 20 --reps 3 --rl-steps 0 --batch 16 --max-length 3072)
+  learn=(--batch-size 256 --max-steps 8 --max-new-tokens 144 --sft-n 3 --sft-batch 16 --sft-max-length 3072
          --sft-epochs 2 --sft-lr 2e-4 --sft-recovery 0.3 --next-action 60
          --rl-steps "${RL_STEPS:-50}" --rl-group 8 --rl-tasks-per-step 4 --rl-max-completion 1024
          --rl-tool-calls 6 --rl-lr 1e-6 --rl-max-seconds "${RL_SECONDS:-100}")

@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-epochs", type=float, default=1.0)
     parser.add_argument("--sft-max-steps", type=int, default=-1, help="cap on SFT steps (-1: epochs)")
     parser.add_argument("--sft-batch", type=int, default=2)
-    parser.add_argument("--sft-max-length", type=int, default=2048,
+    parser.add_argument("--sft-max-length", type=int, default=3072,
                         help="tokens per SFT example (a longer row loses its oldest steps, never the row)")
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
     parser.add_argument("--sft-lr", type=float, default=None, help="SFT learning rate (default 5e-5 full, 5e-4 LoRA)")

@@ -81,7 +81,8 @@ class LoopConfig:
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     sft_max_length: int = field(default=4096, metadata={
         "help": "Tokens per SFT example: a longer row loses its oldest steps (the tiny model's tokenizer "
-                "needs ~2,800 for a sub-agent task's header alone; SmolLM2's ~1,300)."})
+                "needs ~2,800 for a sub-agent task's header alone; SmolLM2's longest header, a memory task
+                showing every app, is 2,435)."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
 
     def __post_init__(self) -> None:
@@ -103,7 +104,7 @@ EVAL_DTYPES = ("auto", "float32", "bfloat16")
 #: GRPO recomputes activations: one G=4 step of SmolLM2 on a task with ~2,800-token rollouts
 #: peaked above 24 GB on a CPU (the OOM killer ended `flywheel run`) and at 7.7 GB with it.
 PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_completion_length": 144,
-                                       "rl_gradient_checkpointing": True, "sft_max_length": 2048}
+                                       "rl_gradient_checkpointing": True, "sft_max_length": 3072}
 
 
 # The smallest value each count may take (a GRPO group needs two rollouts to compare).

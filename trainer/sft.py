@@ -41,8 +41,9 @@ class SftConfig:
     learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (LoRA often wants 1e-4..1e-3)."})
     batch_size: int = field(default=4, metadata={"help": "Examples per device step."})
     grad_accum: int = field(default=1, metadata={"help": "Steps accumulated per optimiser step."})
-    max_length: int = field(default=2048, metadata={
-        "help": "Tokens per example; a longer row loses its oldest past steps (never the row)."})
+    max_length: int = field(default=3072, metadata={
+        "help": "Tokens per example; a longer row loses its oldest past steps (never the row). SmolLM2's "
+                "longest header (a memory task showing every app) is 2,435 tokens."})
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
     lora_dropout: float = field(default=0.0, metadata={"help": "LoRA dropout."})

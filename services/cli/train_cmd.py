@@ -80,7 +80,7 @@ def train_sft(
     deepspeed: Annotated[Path | None, typer.Option(help="DeepSpeed config (trainer/deepspeed/zero2.json…).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Examples per device step.")] = 4,
     max_length: Annotated[int, typer.Option(min=64, help="Tokens per example; longer rows lose their oldest "
-                                            "steps, never the row.")] = 2048,
+                                            "steps, never the row.")] = 3072,
     seed: Annotated[int, typer.Option(min=0, help="Seed of data order and initialisation.")] = 0,
     template: Annotated[list[str] | None, typer.Option(help="Train only on this template's rows (repeatable).")] = None,
     tier: Annotated[list[str] | None, typer.Option(help="Train only on rows of this tier (repeatable).")] = None,
