@@ -81,8 +81,8 @@ class LoopConfig:
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     sft_max_length: int = field(default=4096, metadata={
         "help": "Tokens per SFT example: a longer row loses its oldest steps (the tiny model's tokenizer "
-                "needs ~2,800 for a sub-agent task's header alone; SmolLM2's longest header, a memory task
-                showing every app, is 2,435)."})
+                "needs ~2,800 for a sub-agent task's header alone; SmolLM2's longest header, a memory task "
+                "showing every app, is 2,435)."})
     seed: int = field(default=0, metadata={"help": "Seed of task sampling."})
 
     def __post_init__(self) -> None:
