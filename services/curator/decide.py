@@ -72,12 +72,6 @@ class CuratorState:
     corrections: dict[str, int] = field(default_factory=dict)
 
     @property
-    def admitted_rows(self) -> int:
-        """Rows admitted: every demonstration step and every correction's continuation."""
-        return sum(self.corrections[e] if e in self.corrections
-                   else len(self.episodes[e][0].steps) for e in self.admitted)
-
-    @property
     def review_queue(self) -> int:
         return sum(1 for s in self.status.values() if s == "review")
 

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from devices.harness.skills import Skill, SkillStep
-from devices.harness.spec import HarnessSpec, SpecError, ToolPolicy
+from devices.harness.spec import HarnessSpec, SpecError, ToolPolicy, content_version
 
 
 def test_same_content_same_version_and_any_change_a_new_one() -> None:
     a, b = HarnessSpec.default(), HarnessSpec.default()
     assert a.version == b.version and len(a.version) == 12
-    assert int(a.version, 16) >= 0
+    assert all(c in "0123456789abcdef" for c in a.version)
+    assert a.version == content_version(json.loads(a.canonical_json()))  # the registry's hash, the same digest
     reworded = a.model_copy(update={"playbook": (*a.playbook, "Read the screen.")})
     hidden = a.model_copy(update={"tools": ToolPolicy(hidden=("contacts.delete",))})
     assert len({a.version, reworded.version, hidden.version}) == 3
