@@ -41,11 +41,10 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
     """The split's tasks, capped at `max_steps`; with `per_family`, a seeded sample of that many
     templates from each family (every instance of a chosen template), so a slice still covers
     every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks."""
-    from devices.suite.instances import generate_split
-    from devices.suite.registry import get_template
+    from devices.suite.instances import generate_split, of_tiers
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
-             for t in generate_split(split, n, seed) if not tiers or get_template(t.template).tier in tiers]
+             for t in of_tiers(generate_split(split, n, seed), tiers)]
     if per_family:
         by_family: dict[str, list[str]] = {}
         for task in tasks:

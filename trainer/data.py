@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from devices.harness.answer import InvalidAction, format_action, parse_completion
 from devices.harness.context import CONTEXT_VERSION, drop_oldest_steps, step_count
+from schemas.actions import ToolCall
 
 __all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "filter_snapshot",
            "read_snapshot", "render_examples"]
@@ -211,8 +212,6 @@ def _slip(action: Any, rng: random.Random) -> Any | None:
     """A plausible first mistake in place of the oracle's tool call `action`: the same call with one
     id argument pointing nowhere (not_found), else the call to a verb the app does not have
     (unknown tool); None when `action` is no tool call."""
-    from schemas.actions import ToolCall
-
     if not isinstance(action, ToolCall):
         return None
     keys = [k for k, v in (action.arguments or {}).items() if isinstance(v, str) and (k == "id" or k.endswith("_id"))]

@@ -91,7 +91,6 @@ def _trainer_class() -> type:
             self.care_config = self.care_controller.config
             self.max_tool_calls = max_tool_calls
             self.group_records: list[GroupRecord] = []
-            self.dropped_groups = 0
             self.regime_counts: Counter[str] = Counter()
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -152,7 +151,6 @@ def _trainer_class() -> type:
             mode = "train" if self.model.training else "eval"
             for regime in REGIMES:
                 self._metrics[mode][f"care/{regime}_groups"].append(float(counts.get(regime, 0)))
-            self.dropped_groups += len(dropped_rows) // size
             self._metrics[mode]["care/dropped_groups"].append(float(len(dropped_rows) // size))
             self._metrics[mode]["care/p_low"].append(self.care_config.p_low)
             self._metrics[mode]["care/p_high"].append(self.care_config.p_high)

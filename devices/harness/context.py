@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from devices.harness.answer import action_to_call
 from schemas.observations import Observation
 
 __all__ = [
@@ -187,16 +188,22 @@ def _table(rows: list[dict[str, Any]], limit: int) -> str:
     keys: list[str] = []
     for row in rows:
         keys += [k for k in row if k not in keys]
-    lines = [f"{len(rows)} rows: " + "|".join(keys)]
-    used = len(lines[0])
-    for shown, row in enumerate(rows):
-        line = "|".join(_cell(row.get(k)) for k in keys)
-        if used + len(line) + 1 > limit and shown:
-            lines.append(f"(+{len(rows) - shown} more rows; search to narrow)")
+    head = f"{len(rows)} rows: " + "|".join(keys)
+    lines = _whole_rows(["|".join(_cell(row.get(k)) for k in keys) for row in rows], limit - len(head))
+    left = len(rows) - len(lines)
+    return "\n".join([head, *lines] + ([f"(+{left} more rows; search to narrow)"] if left else []))
+
+
+def _whole_rows(rendered: list[str], budget: int) -> list[str]:
+    """The leading rows that fit `budget` characters (each with a separator), at least one."""
+    kept: list[str] = []
+    used = 0
+    for row in rendered:
+        if used + len(row) + 1 > budget and kept:
             break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
+        kept.append(row)
+        used += len(row) + 1
+    return kept
 
 
 def render_result(value: Any, limit: int = MAX_RESULT_CHARS) -> str:
@@ -209,13 +216,7 @@ def render_result(value: Any, limit: int = MAX_RESULT_CHARS) -> str:
     if len(text) <= limit:
         return text
     if isinstance(value, list):
-        shown, used = [], 2
-        for item in value:
-            row = _json(item)
-            if used + len(row) + 1 > limit and shown:
-                break
-            shown.append(row)
-            used += len(row) + 1
+        shown = _whole_rows([_json(item) for item in value], limit - 2)
         left = len(value) - len(shown)
         return "[" + ",".join(shown) + "]" + (f" (+{left} more of {len(value)}; search to narrow)" if left else "")
     if isinstance(value, dict):
@@ -274,8 +275,6 @@ def _screen(observation: Observation) -> str:
 def episode_messages(header: str, steps: Iterable[tuple[Any, Observation]]) -> list[dict[str, Any]]:
     """The chat the policy answers next: the header, then every past (action, observation) step
     as an assistant tool call and a tool reply."""
-    from devices.harness.answer import action_to_call
-
     messages: list[dict[str, Any]] = [{"role": "user", "content": header}]
     for action, observation in steps:
         call = action_to_call(action)

@@ -110,7 +110,7 @@ class Harness:
         self._catalogue = build_catalogue(self.spec, self._device_tools(),
                                           getattr(task, "apps", None) or ())
         self._first = observation
-        self._header: str | None = None
+        self._header = None
         return observation
 
     def observe(self) -> Observation:

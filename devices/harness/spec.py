@@ -172,7 +172,7 @@ class HarnessSpec(Frozen):
 
     @property
     def version(self) -> str:
-        return content_version(json.loads(self.canonical_json()))
+        return _digest(self.canonical_json())
 
     # ---- lookups -------------------------------------------------------------------------
     def skill(self, name: str) -> Skill | None:
@@ -235,5 +235,8 @@ def content_version(spec: Any) -> str:
     the sha256 over its sorted-key, whitespace-free JSON without `version` and `parent`. The one
     harness hash: `HarnessSpec.version` and the registry's files both use it."""
     content = {k: v for k, v in dict(spec).items() if k not in ("version", "parent")}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:VERSION_DIGITS]
+    return _digest(json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def _digest(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:VERSION_DIGITS]

@@ -20,7 +20,7 @@ from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.scoring import score_final_state
 
-__all__ = ["Alongside", "EpisodeResult", "Played", "play", "run_episode", "score_state"]
+__all__ = ["Alongside", "EpisodeResult", "Played", "StepHook", "play", "run_episode", "score_state"]
 
 logger = logging.getLogger(__name__)
 

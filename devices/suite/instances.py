@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from devices.protocol import TaskInstance
-from devices.suite.registry import templates_for
+from devices.suite.registry import get_template, templates_for
 from devices.suite.template import Template
 from schemas.tasks import Split
 
-__all__ = ["generate_split"]
+__all__ = ["generate_split", "of_tiers"]
 
 
 def generate_split(split: Split, n_per_template: int, suite_seed: int,
@@ -17,3 +17,8 @@ def generate_split(split: Split, n_per_template: int, suite_seed: int,
         raise ValueError(f"n_per_template must be at least 1, got {n_per_template}")
     chosen = templates_for(split) if templates is None else templates
     return [t.generate(split, i, suite_seed) for t in chosen for i in range(n_per_template)]
+
+
+def of_tiers(tasks: list[TaskInstance], tiers: list[str] | None) -> list[TaskInstance]:
+    """The tasks whose template is of one of `tiers` (all of them when `tiers` is empty)."""
+    return [t for t in tasks if not tiers or get_template(t.template).tier in tiers]

@@ -12,7 +12,11 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
+from devices.harness.harness import Harness
+from devices.suite.derived import derived_rules
+from devices.suite.episode import StepHook
 from devices.suite.registry import FAMILIES, all_templates
+from devices.suite.sufficiency import RULES
 from devices.suite.template import TIERS, Template
 from schemas.actions import Finish
 
@@ -24,15 +28,16 @@ logger = logging.getLogger(__name__)
 DISTINCT_SAMPLE = 20
 
 
-def oracle_run(device: Any, template: Template, split: str, i: int, seed: int,
-               ) -> tuple[int, float, set[str], dict[str, Any]]:
-    """(actions, score, tools called, final state) of the oracle on one instance, through the harness."""
+def oracle_run(device: Any, template: Template, split: str, i: int, seed: int, *,
+               on_step: StepHook | None = None) -> tuple[int, float, set[str], dict[str, Any]]:
+    """(actions, score, tools called, final state) of the oracle on one instance, through the
+    harness; `on_step` sees each step before it runs (devices.suite.episode.play)."""
     from devices.suite.episode import play
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 
     task = template.generate(split, i, seed)
-    played = play(device, task, OraclePolicy())
+    played = play(device, task, OraclePolicy(), on_step=on_step)
     harness, actions = played.harness, list(played.actions)
     if actions and isinstance(actions[-1], Finish) and actions[-1].answer is None:
         actions.pop()
@@ -55,11 +60,21 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
     from devices.sim.tools import REGISTRY
 
     templates = all_templates()
-    phone = SimPhone()
+    phone = Harness(SimPhone())
     used: set[str] = set()
     actions: dict[str, float] = {}
+    context_chars: dict[str, list[int]] = defaultdict(list)  # per family and "all", on each first run
+
+    def measure(family: str) -> StepHook:
+        def on_step(_index: int, _observation: Any, _action: Any) -> None:
+            size = len(phone.context())
+            context_chars[family].append(size)
+            context_chars["all"].append(size)
+        return on_step
+
     for template in templates:
-        runs = [oracle_run(phone, template, template.splits()[0], i, seed) for i in range(n_oracle)]
+        runs = [oracle_run(phone, template, template.splits()[0], i, seed,
+                           on_step=measure(template.family) if i == 0 else None) for i in range(n_oracle)]
         actions[template.name] = fmean(r[0] for r in runs)
         for run in runs:
             used |= run[2]
@@ -77,9 +92,7 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
     per_family_tier = {f"{f}/{tier}": summary([t for t in groups["family"][f] if t.tier == tier])
                        for f in FAMILIES for tier in TIERS}
     distinct = {t.name: _distinct_test(t, seed, distinct_sample) for t in templates}
-    from devices.suite.derived import derived_rules
-
-    derived = {t.name: list(derived_rules(t.name)) for t in templates if derived_rules(t.name)}
+    derived = {t.name: list(rules) for t in templates if (rules := derived_rules(t.name))}
     return {
         "templates": len(templates),
         "apps": len(apps.APP_MODULES),
@@ -95,34 +108,15 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
         "distinct_test_instances_min": min(distinct.values()),
         "distinct_test_instances_sampled": distinct_sample,
         "fewest_distinct_test_instances": sorted(distinct.items(), key=lambda kv: kv[1])[:3],
-        "prompt_chars_per_step": _prompt_chars(phone, templates, seed),
-        "templates_with_derived_values": {rule: sum(rule in r for r in derived.values())
-                                          for rule in ("date arithmetic", "arithmetic", "composed text")},
+        "prompt_chars_per_step": _spread(context_chars),
+        "templates_with_derived_values": {rule: sum(rule in r for r in derived.values()) for rule in RULES},
         "derived_values": derived,
     }
 
 
-def _prompt_chars(device: Any, templates: list[Template], seed: int) -> dict[str, dict[str, float]]:
+def _spread(sizes: dict[str, list[int]]) -> dict[str, dict[str, float]]:
     """Median and p90 characters of the policy's context per oracle step, per family and overall (a
     tokenizer-free size: `bench/prompt_tokens.py` counts a model's tokens)."""
-    from devices.harness.harness import Harness
-    from devices.suite.episode import play
-    from devices.suite.policies import OraclePolicy
-
-    harness = Harness(device)
-    sizes: dict[str, list[int]] = defaultdict(list)
-
-    def measure(family: str) -> Any:
-        def on_step(_index: int, _observation: Any, _action: Any) -> None:
-            size = len(harness.context())
-            sizes[family].append(size)
-            sizes["all"].append(size)
-        return on_step
-
-    for template in templates:
-        task = template.generate(template.splits()[0], 0, seed)
-        play(harness, task, OraclePolicy(), on_step=measure(template.family))
-
     def cut(values: list[int], q: float) -> float:
         ordered = sorted(values)
         return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])

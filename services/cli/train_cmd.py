@@ -203,7 +203,7 @@ def eval_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
 ) -> None:
     """Score a checkpoint on a split: overall, per family and tier, success, tokens, tool calls, 95% intervals."""
-    from devices.suite.instances import generate_split
+    from devices.suite.instances import generate_split, of_tiers
     from trainer.evaluate import evaluate_policy
     from trainer.loop import eval_event
     from trainer.models import ModelError
@@ -213,11 +213,8 @@ def eval_cmd(
         policy = load_policy(checkpoint, constrained=constrained, max_new_tokens=max_new_tokens, dtype=dtype)
     except (ModelError, ValueError) as error:
         raise _fail(str(error)) from None
-    from devices.suite.registry import get_template
-
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
-             for t in generate_split(split.value, n, seed)
-             if not tier or get_template(t.template).tier in tier][:limit]
+             for t in of_tiers(generate_split(split.value, n, seed), tier)][:limit]
     if not tasks:
         raise _fail(f"no {split.value} task matches --tier {' '.join(tier or [])}")
     summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json, batch_size=batch_size)

@@ -33,14 +33,14 @@ logger = logging.getLogger(__name__)
 def pairs_from_header(header: str, steps: list[Step]) -> list[tuple[str, str]]:
     """(prompt, completion) per step: the chat before the step (header and earlier steps, as JSON
     messages) and the step's action in the answer format."""
-    seen = [(s.action, s.observation) for s in steps]
-    return [(json.dumps(episode_messages(header, seen[:i]), ensure_ascii=False), format_action(step.action))
+    chat = episode_messages(header, [(s.action, s.observation) for s in steps])  # rendered once
+    return [(json.dumps(chat[:1 + 2 * i], ensure_ascii=False), format_action(step.action))
             for i, step in enumerate(steps)]
 
 
 def recorded_pairs(episode: Any) -> list[tuple[str, str]] | None:
     """The rows of an episode whose rollout recorded its context; None when it did not."""
-    if not getattr(episode, "context", None) or episode.context_version != CONTEXT_VERSION:
+    if not episode.context or episode.context_version != CONTEXT_VERSION:
         return None
     return pairs_from_header(episode.context, episode.steps)
 

@@ -14,6 +14,7 @@ from devices.harness import Harness
 from devices.harness.answer import format_action
 from devices.harness.context import CONTEXT_VERSION
 from devices.sim import SimPhone
+from devices.suite.episode import play
 from devices.suite.policies import OraclePolicy
 from devices.suite.registry import get_template
 from services.curator.examples import recorded_pairs
@@ -37,19 +38,14 @@ def _task(name: str):
 def _oracle_prompts(task) -> tuple[list[str], list[object], list[object]]:
     """Harness.context() before every oracle step, with the observations and actions."""
     harness = Harness(SimPhone())
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
     prompts, observations, actions = [], [], []
-    for _ in range(task.max_steps):
+
+    def record(_index: int, observation, action) -> None:
         prompts.append(harness.context())
         observations.append(observation)
-        action = oracle.next_action(observation)
         actions.append(action)
-        observation = harness.act(action)
-        if observation.done:
-            break
+
+    play(harness, task, OraclePolicy(), on_step=record)
     return prompts, observations, actions
 
 
@@ -117,12 +113,5 @@ def test_run_trains_and_evaluates_on_one_format(tiny_model, tmp_path) -> None:
     trained = render_examples(read_snapshot(tmp_path / "s"), tokenizer)[0][0]["prompt"]
     assert tokenizer.decode(tokenizer(trained, add_special_tokens=False)["input_ids"]) == asked
     assert "Actions:" in trained and len(action_tools()) > 5
-
-
 def _first_action(task):
-    harness = Harness(SimPhone())
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    return oracle.next_action(observation)
+    return play(Harness(SimPhone()), task, OraclePolicy(), max_steps=1).actions[0]
