@@ -6,7 +6,10 @@
    examples, model, batch and steps; reports tokens/s of each (medians of `--reps` runs, in
    alternating order) and the ratio ours / plain (aim ≥ 0.95).
 2. GRPO+CARE steps/s with in-process SimPhone environments.
-3. Ablation (`--ablation-steps` > 0): GRPO and GRPO+CARE from the same checkpoint with the same
+3. Episode packing (`--packing-steps` > 0): SFT on the easy tier's oracle snapshot with one row
+   per step and with an episode's steps packed into one sequence, the same steps and batch each;
+   reports answers (rows) taught per second of each and the ratio packed / per-row.
+4. Ablation (`--ablation-steps` > 0): GRPO and GRPO+CARE from the same checkpoint with the same
    seeds and tasks, then both evaluated on the same dev tasks: success and mean output tokens.
 Results go to `<out>/train.json` and a summary table.
 """
@@ -65,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rl-steps", type=int, default=2, help="GRPO+CARE steps timed (0: skip)")
     parser.add_argument("--group", type=int, default=4)
     parser.add_argument("--ablation-steps", type=int, default=0)
+    parser.add_argument("--packing-steps", type=int, default=0, help="SFT steps of each side of the packing bench")
     parser.add_argument("--eval-limit", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--out", default="var/bench/train")
@@ -88,27 +92,39 @@ def main(argv: list[str] | None = None) -> None:
     results: dict = {"model": str(model), "threads": args.threads, "snapshot_rows": len(examples),
                      "batch": args.batch, "max_length": args.max_length}
 
-    # A discarded warm-up run first: the first training run in a process pays for CUDA start-up and
-    # kernel selection, which would otherwise count against whichever script ran first.
-    plain_trl_sft(model, examples, out / "warmup", min(args.sft_steps, 3), args.batch, args.max_length)
-    ours, plain = [], []
-    for rep in range(args.reps):
-        order = ("ours", "plain") if rep % 2 == 0 else ("plain", "ours")
-        for which in order:
-            if which == "ours":
-                r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(
-                    max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length,
-                    loss_rows_per_template=0))
-                ours.append(r.tokens_per_s)
-                results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
-                results["sft_checkpoint"] = str(r.checkpoint_dir)
-            else:
-                plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
-                                           args.max_length))
-            console.print(f"SFT {which}: {(ours if which == 'ours' else plain)[-1]:.0f} tok/s")
-    results["sft_tokens_per_s"] = statistics.median(ours)
-    results["plain_trl_tokens_per_s"] = statistics.median(plain)
-    results["sft_ratio"] = results["sft_tokens_per_s"] / results["plain_trl_tokens_per_s"]
+    if args.sft_steps:  # 0: skip the comparison with a plain TRL script
+        # A discarded warm-up run first: the first training run in a process pays for CUDA start-up and
+        # kernel selection, which would otherwise count against whichever script ran first.
+        plain_trl_sft(model, examples, out / "warmup", min(args.sft_steps, 3), args.batch, args.max_length)
+        ours, plain = [], []
+        for rep in range(args.reps):
+            order = ("ours", "plain") if rep % 2 == 0 else ("plain", "ours")
+            for which in order:
+                if which == "ours":
+                    r = run_sft(model, snapshot, out / f"sft-{rep}", SftConfig(
+                        max_steps=args.sft_steps, batch_size=args.batch, max_length=args.max_length,
+                        loss_rows_per_template=0))
+                    ours.append(r.tokens_per_s)
+                    results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
+                    results["sft_checkpoint"] = str(r.checkpoint_dir)
+                else:
+                    plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
+                                               args.max_length))
+                console.print(f"SFT {which}: {(ours if which == 'ours' else plain)[-1]:.0f} tok/s")
+        results["sft_tokens_per_s"] = statistics.median(ours)
+        results["plain_trl_tokens_per_s"] = statistics.median(plain)
+        results["sft_ratio"] = results["sft_tokens_per_s"] / results["plain_trl_tokens_per_s"]
+
+    if args.packing_steps:
+        easy = build_oracle_snapshot(out / "snapshot-easy", n_per_template=1, tiers=["easy"], recovery=0.3)
+        for label, packed in (("per_row", False), ("packed", True)):
+            r = run_sft(model, easy, out / f"sft-{label}", SftConfig(
+                max_steps=args.packing_steps, batch_size=args.batch, max_length=3072, loss_rows_per_template=0,
+                pack_episodes=packed))
+            results[f"sft_{label}_rows_per_s"] = r.metrics["rows_per_s"]
+            results[f"sft_{label}_tokens_per_s"] = r.tokens_per_s
+            console.print(f"SFT {label}: {r.metrics['rows_per_s']:.3f} rows/s, {r.tokens_per_s:.0f} tok/s")
+        results["packing_ratio"] = results["sft_packed_rows_per_s"] / results["sft_per_row_rows_per_s"]
 
     tasks = generate_split("train", 1, 1)
     if args.rl_steps:

@@ -20,6 +20,7 @@ __all__ = [
     "SchemaError",
     "TypeNotAllowed",
     "UnknownEventType",
+    "checked_envelope",
     "describe_validation_error",
     "upcast",
     "validate_event",
@@ -103,24 +104,39 @@ def upcast(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def checked_envelope(data: dict[str, Any], allowed: Collection[str] | None = None) -> type[Event]:
+    """The model of an (already upcast) payload, after the checks that precede field validation:
+    a known type the topic carries, a known version, and the envelope fields a reader must find
+    in the payload itself (their defaults are for constructing events, never for reading them)."""
+    type_name = data.get("type")
+    model = EVENT_TYPES.get(type_name) if isinstance(type_name, str) else None
+    if model is None:
+        raise UnknownEventType(f"unknown event type {type_name!r}", "type")
+    version = data.get("schema_version", 1)
+    if version != model.current_version:
+        upcast(dict(data))  # raises the sentence for a bad or future version
+    for field in ("event_id", "occurred_at"):
+        if field not in data:
+            raise InvalidEvent(f"invalid {type_name} event: field '{field}': Field required", field)
+    if allowed is not None and type_name not in allowed:
+        raise TypeNotAllowed(f"event type {type_name!r} is not carried by this topic", "type")
+    return model
+
+
 def validate_event(data: Any, allowed: Collection[str] | None = None) -> Event:
     """Validates a decoded payload into its event model, upcasting older versions first.
 
-    `allowed` restricts the types (a topic's union); a type outside it is an error.
+    `allowed` restricts the types (a topic's union); a type outside it is an error. This is the
+    lenient Python-object path for payloads already checked once (a service's own store); bytes
+    from the wire go through `streams.codec.decode`, which is strict.
     """
     if isinstance(data, Event):
         data = data.model_dump(mode="json")
     if not isinstance(data, dict):
         raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
     data = upcast(data)
-    type_name = data["type"]
-    for field in ("event_id", "occurred_at"):
-        if field not in data:  # defaults are for constructing events, never for reading them
-            raise InvalidEvent(f"invalid {type_name} event: field '{field}': Field required", field)
-    if allowed is not None and type_name not in allowed:
-        raise TypeNotAllowed(f"event type {type_name!r} is not carried by this topic", "type")
-    model = EVENT_TYPES[type_name]
+    model = checked_envelope(data, allowed)
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise describe_validation_error(error, type_name) from None
+        raise describe_validation_error(error, data["type"]) from None

@@ -1,16 +1,25 @@
-"""Event <-> bytes: compact UTF-8 JSON values, envelope headers, and validating decode."""
+"""Event <-> bytes: compact UTF-8 JSON values, envelope headers, and the one strict decoder.
+
+`decode` is what every consumer (typed batch consumer, faust agents, the services' stores) reads
+with. It refuses, with one sentence, what a lenient JSON reader would let through: duplicate keys,
+NaN and Infinity, numbers outside a float or int64, lone UTF-16 surrogates (a `\\ud83d` escape
+with no partner: Python keeps it, then every encoder, Parquet and DuckDB choke on it), lists over
+MAX_LIST_ITEMS, coerced types (`"8"` for an int, `true` for a float: pydantic's strict JSON mode)
+and, given the record's key, a key that is not the event's key field.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from schemas.envelope import Event
-from schemas.registry import EVENT_TYPES, InvalidEvent, SchemaError, upcast, validate_event
+from schemas.registry import EVENT_TYPES, InvalidEvent, SchemaError, checked_envelope, upcast
 from schemas.topics import Topic
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -19,10 +28,11 @@ __all__ = [
     "HEADER_SCHEMA_VERSION",
     "HEADER_TYPE",
     "MAX_JSON_DEPTH",
+    "MAX_LIST_ITEMS",
     "DecodeError",
+    "KeyMismatch",
     "OversizeMessage",
     "decode",
-    "decode_current",
     "decode_json",
     "encode",
     "encode_dict",
@@ -39,13 +49,18 @@ logger = logging.getLogger(__name__)
 HEADER_TYPE = "type"
 HEADER_SCHEMA_VERSION = "schema_version"
 HEADER_EVENT_ID = "event_id"
-#: Envelope fields with construction defaults that a reader must find in the payload itself.
-REQUIRED_ON_READ = frozenset({"event_id", "occurred_at"})
 #: Deepest JSON nesting a reader accepts. The deepest event (an episode's steps with a nested
 #: tool call's arguments) is about a dozen levels; 64 leaves room for free-form parameters and
 #: keeps every parser (json, pydantic, our own walks) far from Python's recursion limit.
 MAX_JSON_DEPTH = 64
 
+#: Most items a JSON array in an event may hold (the longest real ones, a review's subject ids or
+#: a verdict's event ids, are a few hundred).
+MAX_LIST_ITEMS = 10_000
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: A \\u escape of a UTF-16 surrogate (D800-DFFF): only then can a decoded string hold a lone one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: A JSON string (with escapes); what is left after removing them is structure and scalars.
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 #: Brackets that open or close a JSON container.
@@ -58,6 +73,10 @@ class DecodeError(SchemaError):
 
 class OversizeMessage(SchemaError):
     """The message is larger than the configured max_message_bytes (one sentence)."""
+
+
+class KeyMismatch(SchemaError):
+    """The record's Kafka key is not the event's key field (partitioning and compaction lie)."""
 
 
 def encode(event: Event) -> bytes:
@@ -122,7 +141,8 @@ def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         raise DecodeError(f"the message nests JSON deeper than {max_depth} levels; events are "
                           f"shallow objects, so it is refused unparsed")
     try:
-        return json.loads(value.decode("utf-8"))
+        data = json.loads(value.decode("utf-8"), object_pairs_hook=_unique_keys,
+                          parse_constant=_no_constant, parse_float=_finite_float, parse_int=_int64)
     except UnicodeDecodeError as error:
         raise DecodeError(f"the message is not UTF-8 (bad byte at offset {error.start}); "
                           f"producers must send UTF-8 JSON") from None
@@ -132,6 +152,62 @@ def decode_json(value: bytes | None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     except (RecursionError, MemoryError) as error:  # guarded above; kept as a second wall
         raise DecodeError(f"the message could not be parsed ({type(error).__name__}); "
                           f"producers must send shallow UTF-8 JSON objects") from None
+    surrogates = _SURROGATE_ESCAPE.search(value) is not None
+    if surrogates or value.count(b",") >= MAX_LIST_ITEMS:  # else no string or list can break a rule
+        _check_strings_and_lists(data, surrogates)
+    return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise DecodeError(f"the message repeats the key {_shown(repeated)} in one object; readers "
+                          f"disagree on which value wins, so it is refused")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise DecodeError(f"the message contains {name}, which is not JSON; send finite numbers")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise DecodeError(f"the number {text[:24]} is too large for a float; send finite numbers")
+    return number
+
+
+def _int64(text: str) -> int:
+    if len(text) > 20 or not INT64_MIN <= (number := int(text)) <= INT64_MAX:
+        raise DecodeError(f"the integer {text[:24]}{'...' if len(text) > 24 else ''} is outside "
+                          f"64 bits; send integers between -2**63 and 2**63-1")
+    return number
+
+
+def _shown(text: str) -> str:
+    return ascii(text[:40])
+
+
+def _check_strings_and_lists(node: Any, surrogates: bool) -> None:
+    """Refuses a lone surrogate in any key or string (when `surrogates`) and any list over
+    MAX_LIST_ITEMS; iterative, so no payload can exhaust the stack."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if surrogates and _LONE_SURROGATE.search(item):
+                raise DecodeError(f"the string {_shown(item)} holds a lone UTF-16 surrogate, which no "
+                                  f"UTF-8 text can carry; send whole characters")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            if len(item) > MAX_LIST_ITEMS:
+                raise DecodeError(f"the message holds a list of {len(item)} items, over the "
+                                  f"{MAX_LIST_ITEMS}-item limit; store large lists in the blob store")
+            stack.extend(item)
 
 
 def field_path(loc: tuple[Any, ...], data: Any) -> str:
@@ -156,89 +232,57 @@ def field_path(loc: tuple[Any, ...], data: Any) -> str:
     return ".".join(parts) or "<root>"
 
 
-def _clean_invalid(data: Any, original: InvalidEvent) -> InvalidEvent:
-    """`original` re-worded with a tag-free field path, when the model itself rejects `data`."""
+def _described(error: ValidationError, data: dict[str, Any], type_name: str) -> InvalidEvent:
+    """The first validation error as one sentence with a tag-free field path."""
+    first = error.errors()[0]
+    loc = tuple(first["loc"])
+    if first["type"] == "missing" and loc:
+        # The missing key is absent from the payload by definition: name it anyway.
+        parent = field_path(loc[:-1], data)
+        path = str(loc[-1]) if parent == "<root>" else f"{parent}.{loc[-1]}"
+    else:
+        path = field_path(loc, data)
+    more = error.error_count() - 1
+    tail = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
+    return InvalidEvent(f"invalid {type_name} event: field '{path}': {first['msg']}{tail}", path)
+
+
+def validate(data: Any, topic: Topic, raw: bytes | None = None) -> Event:
+    """A decoded payload as an event of `topic`'s union: upcast when older, then validated in
+    pydantic's strict JSON mode (no coercion: a string is no int, a bool no float) from `raw`,
+    the JSON text `data` was parsed from (encoded from `data` when not given or upcast)."""
+    if not isinstance(data, dict):
+        raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
+    type_name = data.get("type")
+    model = EVENT_TYPES.get(type_name) if isinstance(type_name, str) else None
+    if model is not None and data.get("schema_version", 1) != model.current_version:
+        data, raw = upcast(dict(data)), None
+    model = checked_envelope(data, topic.type_names)
     try:
-        current = upcast(dict(data))
-        model = EVENT_TYPES[current["type"]]
-        model.model_validate(current)
+        return model.model_validate_json(raw if raw is not None else encode_dict(data), strict=True)
     except ValidationError as error:
-        first = error.errors()[0]
-        loc = tuple(first["loc"])
-        if first["type"] == "missing" and loc:
-            # The missing key is absent from the payload by definition: name it anyway.
-            parent = field_path(loc[:-1], current)
-            path = str(loc[-1]) if parent == "<root>" else f"{parent}.{loc[-1]}"
-        else:
-            path = field_path(loc, current)
-        more = error.error_count() - 1
-        tail = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
-        return InvalidEvent(f"invalid {current['type']} event: field '{path}': "
-                            f"{first['msg']}{tail}", path)
-    except (SchemaError, KeyError, TypeError, ValueError, RecursionError):
-        return original
-    return original
-
-
-def validate(data: Any, topic: Topic) -> Event:
-    """A decoded payload as an event of `topic`'s union (upcast, checked, clear field paths)."""
-    try:
-        return validate_event(data, allowed=topic.type_names)
-    except InvalidEvent as error:
-        if isinstance(data, dict):
-            raise _clean_invalid(data, error) from None
-        raise
-
-
-def decode_current(value: bytes, topic: Topic, headers: Any) -> Event | None:
-    """The event when the headers name a current-version type of `topic` and the bytes are
-    exactly such an event, else None (the full path then decides, and words the error).
-
-    The headers only pick the model: its `type` literal and current-version check make the
-    payload itself agree. Strict JSON validation accepts a subset of what the lax full path
-    accepts (no bool or string for an int, as `upcast` demands), and the envelope fields a
-    reader must not default are checked to be present, so nothing is let through that the
-    full path refuses.
-    """
-    type_name = version = None
-    for key, raw in headers:
-        if key == HEADER_TYPE:
-            if type_name is None:
-                type_name = raw
-        elif key == HEADER_SCHEMA_VERSION and version is None:
-            version = raw
-    if not isinstance(type_name, bytes) or not isinstance(version, bytes):
-        return None
-    model = topic.models.get(type_name.decode("utf-8", "replace"))
-    if model is None or version != b"%d" % model.current_version:
-        return None
-    try:
-        event = model.model_validate_json(value, strict=True)
-    except ValidationError:
-        return None
-    if not REQUIRED_ON_READ <= event.model_fields_set:
-        return None
-    return event
+        raise _described(error, data, data["type"]) from None
 
 
 def decode(value: bytes | None, topic: Topic, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-           headers: Any = None) -> Event:
+           key: bytes | None | object = ...) -> Event:
     """Bytes from `topic` as a validated event, older schema versions upcast to the current one.
 
-    With the record's `headers` (pairs of name and bytes), an event of the current version
-    is validated straight from the bytes (about twice as fast); the result and the errors
-    are the same either way. Raises a `SchemaError` subclass (DecodeError, OversizeMessage,
-    UnknownEventType, TypeNotAllowed, FutureSchemaVersion, InvalidEvent) with a one-sentence
-    message, whatever went wrong inside: no input makes it raise anything else.
+    The one strict decoder (see the module's docstring). Given the record's `key`, the event's
+    key field must match it. Raises a `SchemaError` subclass (DecodeError, OversizeMessage,
+    UnknownEventType, TypeNotAllowed, FutureSchemaVersion, InvalidEvent, KeyMismatch) with a
+    one-sentence message, whatever went wrong inside: no input makes it raise anything else.
     """
     try:
-        if headers and value is not None and len(value) <= max_bytes:
-            event = decode_current(value, topic, headers)
-            if event is not None:
-                return event
-        return validate(decode_json(value, max_bytes), topic)
+        event = validate(decode_json(value, max_bytes), topic, value)
     except SchemaError:
         raise
     except Exception as error:  # noqa: BLE001 - any failure on bad bytes is the bytes' fault
         raise DecodeError(f"the message could not be decoded ({type(error).__name__}); "
                           f"producers must send valid UTF-8 JSON events") from None
+    if key is not ... and key != topic.key_of(event):
+        shown = "no key" if key is None else f"key {_shown(bytes(key).decode('utf-8', 'replace'))}"  # type: ignore[arg-type]
+        raise KeyMismatch(f"the record has {shown} but its {event.type} event's {topic.key} is "
+                          f"{_shown(str(getattr(event, topic.key)))}; producers key each event by "
+                          f"its {topic.key}", "key")
+    return event

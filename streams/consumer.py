@@ -279,8 +279,7 @@ class TypedBatchConsumer:
                 event = None
                 if topic is not None:
                     try:
-                        # The headers let a current-version event skip the dict round trip.
-                        event = decode(m.value, topic, self.max_message_bytes, headers)
+                        event = decode(m.value, topic, self.max_message_bytes, key=m.key)
                     except Exception as error:  # noqa: BLE001 - no record may stop a consumer
                         self._handle(RawRecord(m.topic, m.partition, m.offset, m.key, m.value,
                                                headers, m.timestamp), error)

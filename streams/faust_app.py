@@ -81,7 +81,7 @@ async def decoded_events(stream: faust.StreamT, topic: Topic, dead_letters: Dead
         message = item.message
         value: bytes | None = item.value
         try:
-            event = decode(value, topic, limit)
+            event = decode(value, topic, limit, key=message.key)
         except SchemaError as error:
             raw = RawRecord(topic=message.topic, partition=message.partition,
                             offset=message.offset, key=message.key, value=value,
@@ -91,7 +91,7 @@ async def decoded_events(stream: faust.StreamT, topic: Topic, dead_letters: Dead
             if action == "raise":
                 raise
             dead_letters.route(message.topic, message.partition, message.offset, message.key,
-                               value, error)
+                               value, error, raw.headers, consumer=stream.app.conf.id)
             dead_letters.flush()  # rare path: make it durable before the offset is committed
             continue
         yield event

@@ -26,7 +26,7 @@ from devices.harness.context import CONTEXT_VERSION, drop_oldest_steps, step_cou
 from schemas.actions import ToolCall
 
 __all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "filter_snapshot",
-           "read_snapshot", "render_examples"]
+           "pack_episodes", "read_snapshot", "render_examples"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,11 +99,18 @@ class RenderReport:
     recovery: int = 0  # rows that show a slip and the way on (recovery or correction rows)
     tokens_by_family: dict[str, int] = field(default_factory=dict)
     rows_by_action: dict[str, int] = field(default_factory=dict)
+    sequences: int = 0  # training sequences after pack_episodes (0: not packed, one per row)
+    sequence_tokens: int = 0  # tokens of those sequences: what one epoch computes on
+    unpacked: int = 0  # rows whose tokens did not line up with a longer row's, trained alone
 
     def as_metrics(self) -> dict[str, float]:
         out = {"rows_used": float(self.used), "rows_shortened": float(self.shortened),
                "rows_skipped": float(self.skipped), "steps_dropped": float(self.dropped_steps),
                "recovery_share": self.recovery / self.used if self.used else 0.0}
+        if self.sequences:
+            out.update({"sequences": float(self.sequences), "sequence_tokens": float(self.sequence_tokens),
+                        "rows_unpacked": float(self.unpacked),
+                        "row_tokens": float(sum(self.tokens_by_family.values()))})
         out.update({f"tokens/{family}": float(n) for family, n in sorted(self.tokens_by_family.items())})
         return out
 
@@ -176,6 +183,71 @@ def render_examples(snapshot: Snapshot, tokenizer: Any, *, with_template: bool =
         logger.info("shortened %d of %d rows of snapshot %s to max_length=%s by dropping %d oldest steps",
                     report.shortened, report.used, snapshot.snapshot_id, max_length, report.dropped_steps)
     return examples, report.skipped
+
+
+def _ids(tokenizer: Any, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def pack_episodes(examples: list[dict[str, str]], tokenizer: Any,
+                  report: RenderReport | None = None) -> list[dict[str, list[int]]]:
+    """The rows of `render_examples` as token sequences with a loss mask, one sequence per episode.
+
+    Step k of an episode is shown the header and steps 1..k-1, so its prompt plus answer is the
+    start of step k+1's prompt: one sequence (the last step's prompt and answer) with the loss on
+    every step's answer teaches exactly what the rows teach, and computes the header once instead
+    of once per step. A row joins a longer row's sequence only when its text is a prefix of it and
+    its prompt's tokens are exactly the sequence's first tokens (what the policy is given at that
+    step); any other row is a sequence of its own (`report.unpacked`). A shortened row (oldest
+    steps dropped) is no prefix of another, so it stays alone. Returns `input_ids` and
+    `completion_mask` (1 on answer tokens), the pre-tokenised form TRL's SFTTrainer takes.
+    """
+    report = report if report is not None else RenderReport()
+    marker = "<|im_start|>assistant"
+    groups: dict[str, list[dict[str, str]]] = {}
+    for example in examples:  # rows of one episode share everything before the first answer
+        prompt = example["prompt"]
+        cut = prompt.find(marker)
+        groups.setdefault(prompt[:cut] if cut >= 0 else prompt, []).append(example)
+    sequences: list[dict[str, list[int]]] = []
+    for rows in groups.values():
+        rows.sort(key=lambda e: len(e["prompt"]) + len(e["completion"]), reverse=True)
+        chains: list[tuple[str, list[dict[str, str]]]] = []  # (text of the longest row, rows it covers)
+        for row in rows:
+            text = row["prompt"] + row["completion"]
+            host = next((chain for chain in chains if chain[0].startswith(text)), None)
+            if host is None:
+                chains.append((text, [row]))
+            else:
+                host[1].append(row)
+        for _, chain in chains:
+            sequences.extend(_tokenise_chain(sorted(chain, key=lambda e: len(e["prompt"])), tokenizer, report))
+    report.sequences = len(sequences)
+    report.sequence_tokens = sum(len(s["input_ids"]) for s in sequences)
+    return sequences
+
+
+def _tokenise_chain(chain: list[dict[str, str]], tokenizer: Any, report: RenderReport) -> list[dict[str, list[int]]]:
+    """One sequence for rows whose texts nest (shortest first), plus one per row whose prompt
+    tokens do not match the sequence's start."""
+    ids: list[int] = []
+    mask: list[int] = []
+    alone: list[dict[str, list[int]]] = []
+    done = 0  # characters of the sequence's text already tokenised
+    for row in chain:
+        prompt, answer = row["prompt"], row["completion"]
+        gap = _ids(tokenizer, prompt[done:])
+        prompt_ids = _ids(tokenizer, prompt)
+        answer_ids = _ids(tokenizer, answer)
+        if ids + gap != prompt_ids:  # the row's prompt would tokenise differently inside the sequence
+            report.unpacked += 1
+            alone.append({"input_ids": prompt_ids + answer_ids,
+                          "completion_mask": [0] * len(prompt_ids) + [1] * len(answer_ids)})
+            continue
+        ids += gap + answer_ids
+        mask += [0] * len(gap) + [1] * len(answer_ids)
+        done = len(prompt) + len(answer)
+    return ([{"input_ids": ids, "completion_mask": mask}] if ids else []) + alone
 
 
 def filter_snapshot(snapshot_dir: str | Path, out_dir: str | Path, *, templates: list[str] | None = None,

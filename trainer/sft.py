@@ -1,8 +1,10 @@
 """SFT cold start: TRL's SFTTrainer on an approved snapshot, loss on the answer only, LoRA or full.
 
-The prompt/completion pairs come from `trainer.data.render_examples` (the GGUF chat template has
-no generation markers, so assistant-only masking is not available; TRL's completion-only loss on
-prompt/completion pairs masks the prompt instead). The checkpoint directory holds a full model
+The prompt/completion pairs come from `trainer.data.render_examples`; by default
+`trainer.data.pack_episodes` then joins an episode's steps into one sequence with the loss on every
+step's answer (the header is computed once per episode, not once per step), handed to TRL
+pre-tokenised with a `completion_mask`. With `pack_episodes=False`, TRL's completion-only loss on
+prompt/completion pairs masks each row's prompt. The checkpoint directory holds a full model
 (a LoRA adapter is merged) plus `flywheel_checkpoint.json`: the snapshot id and sha256, the base
 model, the config and the git commit.
 """
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from trainer.data import RenderReport, read_snapshot, render_examples
+from trainer.data import RenderReport, pack_episodes, read_snapshot, render_examples
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
            "template_losses", "write_checkpoint_meta"]
@@ -50,6 +52,8 @@ class SftConfig:
     seed: int = field(default=0, metadata={"help": "Seed of data order and initialisation."})
     deepspeed: str | None = field(default=None, metadata={"help": "A DeepSpeed config (path) for ZeRO-2/3."})
     logging_steps: int = field(default=1, metadata={"help": "Log every this many steps."})
+    pack_episodes: bool = field(default=True, metadata={
+        "help": "Train an episode's steps as one sequence (loss on every answer) instead of one row per step."})
     loss_rows_per_template: int = field(default=LOSS_ROWS_PER_TEMPLATE, metadata={
         "help": "Rows per template whose answer loss is measured after training, for feedback (0: none)."})
 
@@ -133,6 +137,12 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
     examples, skipped = render_examples(snapshot, tokenizer, max_length=config.max_length, report=report)
     if not examples:
         raise ValueError(f"snapshot {snapshot.snapshot_id} has no valid prompt/completion rows to train on")
+    rows: list[Any] = examples
+    if config.pack_episodes:
+        rows = pack_episodes(examples, tokenizer, report)
+        longest = max(len(row["input_ids"]) for row in rows)
+        if config.max_length is not None and longest > config.max_length:
+            raise RuntimeError(f"a packed sequence has {longest} tokens, more than max_length={config.max_length}")
     peft_config = None
     if config.method == "lora":
         from peft import LoraConfig
@@ -146,11 +156,11 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
                      gradient_accumulation_steps=config.grad_accum, max_length=config.max_length,
                      completion_only_loss=True, packing=False, lr_scheduler_type="constant",
                      warmup_steps=0)
-    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(examples),
+    trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(rows),
                          processing_class=tokenizer, peft_config=peft_config)
     trainer.flywheel_render_report = report
-    if len(trainer.train_dataset) != report.used:  # TRL must not drop what the fitter kept
-        raise RuntimeError(f"TRL kept {len(trainer.train_dataset)} of {report.used} rows of snapshot "
+    if len(trainer.train_dataset) != len(rows):  # TRL must not drop what the fitter kept
+        raise RuntimeError(f"TRL kept {len(trainer.train_dataset)} of {len(rows)} sequences of snapshot "
                            f"{snapshot.snapshot_id}; every row should fit max_length={config.max_length}")
     return trainer, snapshot, skipped
 
@@ -185,6 +195,8 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
                "examples": float(len(dataset)), "seconds": seconds,
                "tokens_per_s": tokens / seconds if seconds > 0 else 0.0,
                **trainer.flywheel_render_report.as_metrics()}
+    epochs_run = float(trainer.state.epoch or 0.0)  # answers taught per second, packed or not
+    metrics["rows_per_s"] = metrics["rows_used"] * epochs_run / seconds if seconds > 0 else 0.0
     metrics["zero_stage"] = float(trainer.accelerator.state.deepspeed_plugin.zero_stage
                                   if trainer.is_deepspeed_enabled else 0)
     write_checkpoint_meta(out, checkpoint_id=checkpoint_id, run_id=run_id or checkpoint_id, stage="sft",

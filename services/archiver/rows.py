@@ -35,10 +35,12 @@ ERROR_HEADER_KEYS = ("error",)
 #: time); left out of the dead-letter id so a redelivered failure is one archived row.
 VOLATILE_HEADER_KEYS = frozenset({"failed_at"})
 #: What identifies one failure when a dead letter names its source record: the source
-#: topic/partition/offset (plus the content, so a different record at the same coordinates of
-#: a later broker is another failure). The error text is left out: the same record failing
-#: again after a restart is the same dead letter even if the sentence changed.
-SOURCE_COORDINATE_KEYS = ("source_topic", "source_partition", "source_offset", "value_sha256")
+#: topic/partition/offset and the consumer (group) that refused it, so each consumer's refusal
+#: of one record is its own row (plus the content, so a different record at the same
+#: coordinates of a later broker is another failure). The error text is left out: the same
+#: record failing again in the same consumer after a restart is the same dead letter even if
+#: the sentence changed.
+SOURCE_COORDINATE_KEYS = ("source_topic", "source_partition", "source_offset", "consumer", "value_sha256")
 
 _HEADER_TYPE = pa.struct([("key", pa.string()), ("value", pa.binary())])
 

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from services.cli.broker_cmd import bus_bootstrap, fail
+from schemas.topics import DLQ_SUFFIX, TOPICS, dlq_name
+from services.cli.broker_cmd import bus_bootstrap, fail, settings_or_exit
+from streams.admin import list_topics
 from streams.codec import header_value
 from streams.dlq import DeadLetter, read_dead_letters, safe_preview
 
@@ -32,8 +34,17 @@ def show(
     topic: Annotated[str, typer.Argument(help="A topic (e.g. flywheel.episodes) or its .dlq.")],
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most N.")] = 20,
 ) -> None:
-    """Show each dead letter: error, source topic/partition/offset and a safe preview."""
+    """Show each dead letter, grouped by the consumer that refused it: error, source
+    topic/partition/offset and a safe preview."""
+    base = topic.removesuffix(DLQ_SUFFIX)
+    registered = base in TOPICS
+    if not registered and not settings_or_exit().bootstrap_or_none():  # no broker started for a typo
+        raise fail(f"{topic} is not a topic of the loop; dead letters are kept for "
+                   f"{', '.join(sorted(TOPICS))} (each with {DLQ_SUFFIX})")
     bootstrap = bus_bootstrap()
+    if not registered and dlq_name(base) not in _existing(bootstrap):
+        raise fail(f"the broker at {bootstrap} has no topic {dlq_name(base)}, and {base} is not a "
+                   f"topic of the loop")
     try:
         letters = read_dead_letters(bootstrap, topic, limit)
     except KafkaError as error:
@@ -42,15 +53,32 @@ def show(
     if not letters:
         console.print(f"no dead letters for {topic}", highlight=False)
         return
-    table = Table("offset", "source", "error", "preview", title=f"dead letters of {topic}",
+    table = Table("consumer", "offset", "source", "error", "preview", title=f"dead letters of {topic}",
                   show_lines=True)
-    for letter in letters:
+    by_consumer: dict[str, int] = {}
+    for letter in sorted(letters, key=lambda one: (_consumer(one), one.offset)):
+        consumer = _consumer(letter)
+        by_consumer[consumer] = by_consumer.get(consumer, 0) + 1
         source = f"{letter.source_topic}[{letter.source_partition}]@{letter.source_offset}"
-        table.add_row(str(letter.offset), escape(source),
+        table.add_row(escape(consumer), str(letter.offset), escape(source),
                       escape(f"{letter.error_type}: {letter.error}"),
                       escape(_preview(letter)))
     console.print(table)
-    console.print(f"{len(letters)} dead letter(s) shown", highlight=False)
+    counts = ", ".join(f"{name} {n}" for name, n in sorted(by_consumer.items()))
+    console.print(f"{len(letters)} dead letter(s) shown: {counts}", highlight=False)
+
+
+def _existing(bootstrap: str) -> set[str]:
+    try:
+        return set(list_topics(bootstrap))
+    except KafkaError as error:
+        raise fail(f"listing the broker's topics failed ({type(error).__name__}); check that the "
+                   f"broker is up") from None
+
+
+def _consumer(letter: DeadLetter) -> str:
+    """The consumer (group) that refused the record, as its dead letter names it."""
+    return header_value(letter.headers, "consumer") or "(unnamed)"
 
 
 def _preview(letter: DeadLetter) -> str:

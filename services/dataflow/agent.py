@@ -100,11 +100,11 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
             for item in events:
                 message = item.message
                 try:
-                    event = decode(item.value, topics[message.topic], limit,
-                                   tuple(message.headers or ()))
+                    event = decode(item.value, topics[message.topic], limit, key=message.key)
                 except SchemaError as error:
                     dead_letters.route(message.topic, message.partition, message.offset,
-                                       message.key, item.value, error)
+                                       message.key, item.value, error, tuple(message.headers or ()),
+                                       consumer=app.conf.id)
                     dead_letters.flush()  # durable before faust commits past it
                     continue
                 items.append(Stored(event, message.topic, message.partition, message.offset))

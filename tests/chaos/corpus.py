@@ -28,6 +28,14 @@ class Poison:
     key: bytes | None = b"poison"
 
 
+def valid_key(event: Event) -> bytes:
+    """The Kafka key `event` travels with on its topic."""
+    from schemas.topics import TOPICS
+
+    topic = next(t for t in TOPICS.values() if event.type in t.type_names)
+    return topic.key_of(event)
+
+
 def poison_corpus(valid: Event) -> list[Poison]:
     """Bad records for `valid`'s topic, built around one valid event of it."""
     good = json.loads(encode(valid))
@@ -58,6 +66,12 @@ def poison_corpus(valid: Event) -> list[Poison]:
         Poison("bad timestamp", variant(occurred_at="yesterday")),
         Poison("wrong type for field", variant(step="three")),
         Poison("duplicate keys", encode(valid)[:-1] + b',"step":"x"}'),
+        Poison("duplicate keys, both valid", encode(valid)[:-1] + b',"event_id":"' + uuid.uuid4().hex.encode() + b'"}'),
+        Poison("lone surrogate", variant(source="X\ud83dY")),
+        Poison("int over int64", variant(schema_version=2**64)),
+        Poison("Infinity", variant(step=1).replace(b'"step": 1', b'"step": Infinity')),
+        Poison("coerced int", variant(step=str(good.get("step", 1)))),
+        Poison("key is not the key field", encode(valid), key=b"not-" + valid_key(valid)),
         Poison("deep nesting", b"[" * 5000),
         Poison("deep nesting in a field", deep_inside),
         Poison("oversize", b'{"pad":"' + b"o" * OVERSIZE_BYTES + b'"}'),

@@ -66,7 +66,7 @@ def test_dlq_show_prints_error_source_and_safe_preview(
     assert "DecodeError" in result.output and "not valid JSON" in result.output
     assert f"{topic.name}[" in result.output and "]@0" in result.output
     assert "\\x01\\x02 [not] json" in result.output
-    assert "1 dead letter(s) shown" in result.output
+    assert "1 dead letter(s) shown: g-cli 1" in result.output  # grouped by the consumer that refused it
 
 
 def test_dlq_show_with_no_dead_letters(bootstrap: str,
@@ -82,3 +82,15 @@ def test_bad_config_is_one_sentence_without_traceback() -> None:
                            env={"KAFKA_BOOTSTRAP_SERVERS": "", "FLYWHEEL_BROKER_PORT": "nope"})
     assert result.exit_code == 1
     assert "broker_port" in result.output and "Traceback" not in result.output
+
+
+def test_dlq_show_of_an_unknown_topic_says_so_without_starting_a_broker(tmp_path) -> None:
+    env = {"KAFKA_BOOTSTRAP_SERVERS": "", "FLYWHEEL_DATA_DIR": str(tmp_path)}
+    result = runner.invoke(app, ["dlq", "show", "no.such.topic"], env=env)
+    assert result.exit_code == 1 and "not a topic of the loop" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "broker.json").exists()
+
+
+def test_dlq_show_of_a_topic_the_broker_lacks_says_so(bootstrap: str) -> None:
+    result = runner.invoke(app, ["dlq", "show", "no.such.topic"], env={"KAFKA_BOOTSTRAP_SERVERS": bootstrap})
+    assert result.exit_code == 1 and "has no topic no.such.topic.dlq" in result.output

@@ -22,7 +22,6 @@ from streams.codec import (
     DecodeError,
     OversizeMessage,
     decode,
-    decode_current,
     encode,
     encode_dict,
     field_path,
@@ -126,7 +125,7 @@ def test_safe_preview_truncates_with_a_marker() -> None:
 
 
 @pytest.mark.parametrize("type_name", sorted(EVENT_TYPES))
-def test_every_event_type_decodes_straight_from_bytes_with_its_headers(type_name: str) -> None:
+def test_every_event_type_decodes_strictly_from_what_the_encoder_writes(type_name: str) -> None:
     model = EVENT_TYPES[type_name]
     topic = next(t for t in TOPICS.values() if type_name in t.type_names)
 
@@ -135,10 +134,8 @@ def test_every_event_type_decodes_straight_from_bytes_with_its_headers(type_name
     @given(model_strategy(model))
     def check(event) -> None:
         value = encode(event)
-        fast = decode_current(value, topic, headers_for(event))
-        assert fast is not None  # strict JSON validation accepts all the encoder writes
-        assert fast == event == decode(value, topic)
-        assert type(fast) is model
+        decoded = decode(value, topic, key=topic.key_of(event))  # strict: all the encoder writes passes
+        assert decoded == event and type(decoded) is model
 
     check()
 
@@ -172,36 +169,28 @@ def _cases() -> list[tuple[str, bytes, Any, list[tuple[str, bytes]]]]:
 
 @pytest.mark.parametrize(("case", "value", "topic", "headers"), _cases(),
                          ids=[c[0] for c in _cases()])
-def test_headers_never_change_what_is_refused_or_how(case: str, value: bytes, topic: Any,
-                                                     headers: list[tuple[str, bytes]]) -> None:
-    with pytest.raises(SchemaError) as without:
+def test_bad_payloads_are_refused_whatever_their_headers_claim(case: str, value: bytes, topic: Any,
+                                                               headers: list[tuple[str, bytes]]) -> None:
+    with pytest.raises(SchemaError):
         decode(value, topic)
-    with pytest.raises(SchemaError) as with_headers:
-        decode(value, topic, headers=headers)
-    assert type(with_headers.value) is type(without.value)
-    assert str(with_headers.value) == str(without.value)
-    assert with_headers.value.path == without.value.path
 
 
-def test_an_old_version_behind_a_header_claiming_the_current_one_is_still_upcast() -> None:
+def test_an_old_version_is_upcast() -> None:
     data = json.loads(encode(verdict(passed=True, score=1.0)))
     data["schema_version"] = 1
     del data["score"]
-    event = decode(encode_dict(data), VERDICTS, headers=[("type", b"verdict.issued"),
-                                                          ("schema_version", b"2")])
+    event = decode(encode_dict(data), VERDICTS)
     assert (event.schema_version, event.score) == (2, 1.0)
 
 
-def test_oversize_is_refused_with_headers_too() -> None:
+def test_oversize_is_refused() -> None:
     event = verdict(details={"blob": "x" * 5000})
     with pytest.raises(OversizeMessage):
-        decode(encode(event), VERDICTS, max_bytes=4096, headers=headers_for(event))
+        decode(encode(event), VERDICTS, max_bytes=4096)
 
 
 def test_decoded_events_count_as_validated() -> None:
-    event = episode(steps=2)
-    for headers in (None, headers_for(event)):
-        assert is_validated(decode(encode(event), EPISODES, headers=headers))
+    assert is_validated(decode(encode(episode(steps=2)), EPISODES))
 
 
 def test_json_depth_counts_only_brackets_outside_strings() -> None:

@@ -43,7 +43,8 @@ def test_sft_changes_parameters_lowers_loss_and_records_lineage(tiny_model: Path
 
 
 def test_loss_is_on_the_answer_only(tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
-    trainer, _, skipped = build_sft_trainer(tiny_model, oracle_snapshot, tmp_path, SftConfig(max_steps=1))
+    trainer, _, skipped = build_sft_trainer(tiny_model, oracle_snapshot, tmp_path,
+                                            SftConfig(max_steps=1, pack_episodes=False))
     assert skipped == 0
     row = trainer.train_dataset[0]
     batch = trainer.data_collator([row])
@@ -100,7 +101,7 @@ def test_no_row_is_dropped_for_length_every_action_type_is_trained(tiny_model: P
     limit = longest - 150
     trainer, _, skipped = build_sft_trainer(tiny_model, snap, tmp_path / "out", SftConfig(max_steps=1, max_length=limit))
     report = trainer.flywheel_render_report
-    assert skipped == 0 and report.used == table.num_rows == len(trainer.train_dataset)
+    assert skipped == 0 and report.used == table.num_rows and report.sequences == len(trainer.train_dataset)
     assert report.shortened > 0 and report.dropped_steps >= report.shortened
     assert set(report.rows_by_action) == wanted
     assert all(len(row["input_ids"]) <= limit for row in trainer.train_dataset)
@@ -118,3 +119,69 @@ def test_a_row_that_cannot_fit_stops_the_run_naming_it(tiny_model: Path, tmp_pat
     snap = _multi_family_snapshot(tmp_path)
     with pytest.raises(RowTooLong, match=r"every-family's .+:0 needs \d+ tokens .*max_length=64"):
         build_sft_trainer(tiny_model, snap, tmp_path / "out", SftConfig(max_steps=1, max_length=64))
+
+
+def _answer_spans(mask: list[int]) -> list[tuple[int, int]]:
+    spans, start = [], None
+    for i, bit in enumerate(mask + [0]):
+        if bit and start is None:
+            start = i
+        elif not bit and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def test_packed_episodes_teach_exactly_the_rows_with_fewer_tokens(tiny_model: Path, tmp_path: Path) -> None:
+    """Every answer in a packed sequence is a row's answer, preceded by exactly that row's prompt tokens;
+    every row is taught once; the slip of a recovery episode is context, never a target."""
+    from collections import Counter
+
+    from devices.suite.registry import templates_for
+    from trainer.data import RenderReport, build_oracle_snapshot, pack_episodes
+
+    names = sorted({t.family: t.name for t in templates_for("train")}.values())
+    snap = build_oracle_snapshot(tmp_path / "snap", templates=names, recovery=1.0, snapshot_id="packed")
+    tokenizer = load_model(tiny_model).tokenizer
+    rows, _ = render_examples(read_snapshot(snap), tokenizer)
+    report = RenderReport()
+    sequences = pack_episodes(rows, tokenizer, report)
+
+    def ids(text: str) -> tuple[int, ...]:
+        return tuple(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    wanted = Counter((ids(r["prompt"]), ids(r["completion"])) for r in rows)
+    taught = Counter((tuple(s["input_ids"][:a]), tuple(s["input_ids"][a:b]))
+                     for s in sequences for a, b in _answer_spans(s["completion_mask"]))
+    assert taught == wanted
+    assert len(sequences) < len(rows) and report.sequences == len(sequences)
+    assert report.sequence_tokens < sum(len(p) + len(c) for p, c in wanted.elements())
+    assert any(r for r in read_snapshot(snap).table.column("recovery").to_pylist())  # slips were played
+
+
+def test_a_row_that_is_no_prefix_of_its_episode_is_trained_alone(tiny_model: Path, tmp_path: Path) -> None:
+    from trainer.data import RenderReport, pack_episodes
+
+    tokenizer = load_model(tiny_model).tokenizer
+    head = "<|im_start|>user\nGoal: x<|im_end|>\n<|im_start|>assistant\n"
+    step1 = {"prompt": head, "completion": "A<|im_end|>"}
+    step2 = {"prompt": head + "A<|im_end|>\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n",
+             "completion": "B<|im_end|>"}
+    other = {"prompt": head, "completion": "C<|im_end|>"}  # same header, another answer: not a prefix of step2
+    report = RenderReport()
+    sequences = pack_episodes([step2, other, step1], tokenizer, report)
+    assert len(sequences) == 2 and report.unpacked == 0
+    assert sorted(len(_answer_spans(s["completion_mask"])) for s in sequences) == [1, 2]
+
+
+def test_trl_puts_the_loss_on_every_packed_answer(tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
+    trainer, _, _ = build_sft_trainer(tiny_model, oracle_snapshot, tmp_path, SftConfig(max_steps=1))
+    report = trainer.flywheel_render_report
+    assert report.sequences == len(trainer.train_dataset) < report.used
+    answers = 0
+    for row in trainer.train_dataset:
+        labels = trainer.data_collator([row])["labels"][0].tolist()
+        spans = _answer_spans([int(label != -100) for label in labels])
+        answers += len(spans)
+        assert all(labels[b - 1] == trainer.processing_class.eos_token_id for _, b in spans)
+    assert answers == report.used

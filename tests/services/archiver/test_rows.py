@@ -34,6 +34,21 @@ def test_dead_letter_id_ignores_offset_but_not_content() -> None:
     assert dead_letter_id(a).startswith("dlq-") and len(dead_letter_id(a)) <= 64
 
 
+def test_each_consumers_refusal_of_one_record_is_its_own_row() -> None:
+    """Two consumers refusing the same source record leave two dead letters, and both are kept;
+    the same consumer refusing it again after a restart is still one."""
+    source = [("source_topic", b"flywheel.tasks"), ("source_partition", b"0"), ("source_offset", b"7")]
+
+    def letter(consumer: bytes, offset: int, error: bytes = b"boom") -> Rec:
+        return Rec("flywheel.tasks.dlq", 0, offset, b"k", b"bad",
+                   [("error", error), *source, ("consumer", consumer)])
+
+    archiver, verifier = letter(b"flywheel-archiver", 1), letter(b"flywheel-verifier", 2)
+    again = letter(b"flywheel-verifier", 9, error=b"reworded after an upgrade")
+    rows = new_rows([archiver, verifier, again], seen=set())
+    assert len(rows) == 2 and dead_letter_id(verifier) == dead_letter_id(again)
+
+
 def test_table_holds_envelope_and_exact_payload() -> None:
     event = task(7)
     dead = Rec("flywheel.tasks.dlq", 0, 0, None, b"\xff\xfe", [("error", b"not UTF-8")])
