@@ -25,11 +25,16 @@ MAX_ECHO_CHARS = 40
 
 #: `user:password@host` in a URL or bootstrap string (with or without a scheme).
 _CREDENTIALS = re.compile(r"(?P<head>(?:[A-Za-z][\w+.-]*://)?[^\s:/@,'\"]+):[^\s@/,'\"]+@")
-#: `password=…`, `token: …`, `Authorization: Bearer …` and the like.
+#: A key name that marks its value secret, anywhere in the name and in any case (`db_password`,
+#: `client_secret`, `X-Api-Key`, `SASL_PASSWORD`). A name ending in `tokens` counts tokens
+#: (`num_tokens`, `max_tokens`) and is left alone.
+_SECRET_WORD = (r"(?:password|passwd|pwd|secret|token(?!s\b)|api[_-]?key|access[_-]?key|private[_-]?key|"
+                r"credentials?|auth(?:orization)?|sasl)")
+#: `password=…`, `"db_password": "…"`, `Authorization: Bearer …` and the like: the whole value is
+#: masked whatever its shape (a quoted value with spaces included).
 _NAMED_SECRET = re.compile(
-    r"(?i)(?P<name>\b(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-    r"private[_-]?key|auth(?:orization)?|sasl[_-]?\w*|credentials?)\b['\"]?\s*[=:]\s*"
-    r"(?:bearer\s+|basic\s+)?)['\"]?[^\s,;'\"}]+")
+    r"(?i)(?P<name>(?<![\w.-])[\w.-]*" + _SECRET_WORD + r"[\w.-]*['\"]?\s*[=:]\s*"
+    r"(?:bearer\s+|basic\s+)?)(?:\"[^\"]*\"|'[^']*'|[^\s,;'\"}]+)")
 #: Well-known token shapes: OpenAI/Anthropic-style `sk-…`, GitHub `ghp_…`, Slack `xox?-…`,
 #: AWS access key ids, JWTs, and `Bearer …`.
 _KNOWN_TOKENS = re.compile(

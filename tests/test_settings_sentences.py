@@ -143,3 +143,23 @@ def test_an_unwritable_data_dir_for_the_broker_is_one_sentence(tmp_path: Path) -
     output = " ".join((result.stdout + result.stderr).split())
     assert result.returncode != 0 and "FLYWHEEL_DATA_DIR" in output, output
     assert "Traceback" not in output
+
+
+#: Bad inputs an outside tester found ending in a traceback: (args, env, words the sentence holds).
+NAMED_BAD_INPUTS = [
+    (["services.cli.main", "schemas", "export", "/proc/1/x"], {}, "cannot write the schemas"),
+    (["services.rollout"], {"FLYWHEEL_ROLLOUT_POLICY": "nosuch.m:C"}, "cannot load policy 'nosuch.m:C'"),
+    (["services.generator"], {"FLYWHEEL_GENERATOR_QUEUE_DEPTH": "1e400"}, "FLYWHEEL_GENERATOR_QUEUE_DEPTH"),
+    (["services.device_runner"], {"FLYWHEEL_SIM_FAULT_RATE": "2"}, "FLYWHEEL_SIM_FAULT_RATE"),
+    (["services.rollout"], {"FLYWHEEL_SIM_FAULT_RATE": "-0.5"}, "FLYWHEEL_SIM_FAULT_RATE"),
+    (["services.verifier"], {"FLYWHEEL_DATA_DIR": "/proc/1/x"}, "FLYWHEEL_DATA_DIR"),
+]
+
+
+@pytest.mark.parametrize(("args", "env", "words"), NAMED_BAD_INPUTS,
+                         ids=[" ".join(a[1:]) or a[0] for a, _, _ in NAMED_BAD_INPUTS])
+def test_each_named_bad_input_is_one_sentence(args: list[str], env: dict[str, str], words: str) -> None:
+    result = _command(args, {"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", **env})
+    output = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode != 0, output
+    assert words in output and "Traceback" not in output, output

@@ -60,6 +60,23 @@ def open_archive(store: ArchiveStore) -> duckdb.DuckDBPyConnection:
     return con
 
 
+#: What an analyst's query may be: reads only (SELECT covers WITH, DESCRIBE, SUMMARIZE, SHOW).
+READ_ONLY_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
+
+
+def _read_only(con: duckdb.DuckDBPyConnection, sql: str, roots: list[Path]) -> None:
+    """Refuses any statement but a read (COPY, ATTACH, INSTALL, CREATE, PRAGMA ...), then shuts
+    the connection off from every file outside the archive and snapshot folders, so a query can
+    neither write a file nor read one that is not the archive's."""
+    for statement in con.extract_statements(sql):
+        if statement.type not in READ_ONLY_STATEMENTS:
+            raise duckdb.PermissionException(f"flywheel sql runs read-only queries; a {statement.type.name} "
+                                             f"statement is refused")
+    folders = ", ".join(_sql_string(str(Path(root).resolve()) + "/") for root in roots)
+    con.execute(f"SET allowed_directories = [{folders}]")
+    con.execute("SET enable_external_access = false")
+
+
 class QueryResult:
     """Column names and rows of one query."""
 
@@ -77,6 +94,7 @@ def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None) -> Q
 
         attach_snapshots(con, snapshots)
     try:
+        _read_only(con, sql, [store.root] + ([snapshots] if snapshots is not None else []))
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if cursor.description else []

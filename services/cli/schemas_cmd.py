@@ -23,7 +23,12 @@ def export(
     directory: Annotated[Path, typer.Argument(help="Folder to write the JSON Schemas into.")],
 ) -> None:
     """Write one JSON Schema file per event type."""
-    paths = export_json_schemas(directory)
+    try:
+        paths = export_json_schemas(directory)
+    except OSError as error:
+        console.print(f"error: cannot write the schemas to {directory} ({error.strerror or error}); "
+                      f"pass a folder you can write", highlight=False)
+        raise typer.Exit(1) from None
     console.print(f"wrote {len(paths)} JSON Schemas to {directory}")
 
 

@@ -76,13 +76,17 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
     _quick_fetches()
     try:
         bus = load_bus_settings()
-    except ValueError as error:
-        print(error, file=sys.stderr)
+        app = make_app(group_id or f"flywheel-{name}", bus)
+        bootstrap = ",".join(str(url).removeprefix("kafka://") for url in app.conf.broker)
+        service = build(bus, bootstrap)  # loads the service's own settings
+        store = EventStore(store_path(bus.data_dir, name))
+    except ValueError as error:  # SettingsError and the services' own bad-config sentences
+        print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    app = make_app(group_id or f"flywheel-{name}", bus)
-    bootstrap = ",".join(str(url).removeprefix("kafka://") for url in app.conf.broker)
-    service = build(bus, bootstrap)
-    store = EventStore(store_path(bus.data_dir, name))
+    except OSError as error:  # the data dir cannot hold the service's state
+        print(f"error: {name} cannot keep its state under {bus.data_dir} ({error.strerror or error}); "
+              f"set FLYWHEEL_DATA_DIR to a folder you can write", file=sys.stderr)
+        raise SystemExit(2) from None
     producer = TypedProducer(bootstrap, client_id=name)
     runner = Runner(service, store, producer)
     runner.restore()

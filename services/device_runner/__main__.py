@@ -18,6 +18,7 @@ import sys
 import threading
 
 from devices.protocol import DeviceError
+from devices.sim.settings import load_settings as load_sim_settings
 from services.device_runner.devices import open_device
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
@@ -36,6 +37,8 @@ def main() -> int:
     install_log_redaction()
     try:
         settings, bus = load_device_runner_settings(), load_bus_settings()
+        if settings.kind == "sim":
+            load_sim_settings()  # FLYWHEEL_SIM_* (fault rate, seeds) are checked before the broker
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

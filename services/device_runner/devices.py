@@ -30,7 +30,7 @@ def _open_phone(settings: DeviceRunnerSettings) -> Device:
     if settings.kind == "sim":
         from devices.sim import SimPhone
 
-        return SimPhone(settings.device_id)
+        return SimPhone.from_settings(settings.device_id)  # FLYWHEEL_SIM_* (fault rate, seeds), checked
     from devices.adb.phone import AdbPhone
     from devices.adb.settings import load_adb_settings
 

@@ -10,6 +10,8 @@ import signal
 import sys
 import threading
 
+from devices.sim.settings import load_settings as load_sim_settings
+from services.rollout.policies import PolicyError, load_policy
 from services.rollout.service import run_rollout
 from services.rollout.settings import load_rollout_settings
 from streams.broker import ensure_broker
@@ -22,8 +24,10 @@ def main() -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         bus, settings = load_bus_settings(), load_rollout_settings()
-    except ValueError as error:
-        print(error, file=sys.stderr)
+        load_sim_settings()  # FLYWHEEL_SIM_* are read by the rollout's phones: checked before any start
+        load_policy(settings.policy)  # a policy that cannot load stops here, not inside the loop
+    except (ValueError, PolicyError) as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     bootstrap, _ = ensure_broker(bus)
     stop = threading.Event()

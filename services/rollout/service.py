@@ -69,6 +69,7 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     `settings.devices` names devices, through their runners over `actions`/`observations`."""
     from devices.harness.harness import Harness
     from devices.sim import SimPhone
+    from devices.sim.settings import load_settings as load_sim_settings
     from services.dataflow.registry import HarnessRegistry
 
     remote = settings.device_ids
@@ -83,7 +84,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
         logger.info("rolling out through the runners of %s", ", ".join(remote))
     else:
         environment = "sim"
-        devices = [SimPhone(f"rollout-sim-{i}") for i in range(concurrency)]
+        sim = load_sim_settings()  # FLYWHEEL_SIM_*: a bad value stops the start with its variable
+        devices = [SimPhone.from_settings(f"rollout-sim-{i}", sim) for i in range(concurrency)]
     # Every device is wrapped in the promoted harness (the built-in spec until the evolver
     # promotes one), so episodes name that version and promotions reach real episodes.
     spec = HarnessRegistry.at_data_dir(data_dir).current_spec()

@@ -37,6 +37,29 @@ def test_ordinary_sentences_ids_and_digests_are_left_alone(text: str) -> None:
     assert redact(text) == text
 
 
+LOWER = "lowercasecanarysecret0001"  # no shape of a token: only its key says it is secret
+
+
+@pytest.mark.parametrize("text", [
+    f'{{"db_password": "{LOWER}"}}', f'{{"client_secret": "{LOWER}"}}', f"DB_PASSWORD={LOWER}",
+    f"x-api-key: {LOWER}", f"'refresh_token': '{LOWER}'", f"MyAccessKeyId={LOWER}",
+    f'{{"private_key_pem": "{LOWER}"}}', f"sasl_plain_password={LOWER}", f"UserCredential: {LOWER}",
+    f'{{"passphrase_pwd": "{LOWER} with spaces"}}', f'{{"Secret": "{LOWER}"}}',
+])
+def test_a_secret_key_name_masks_its_value_whatever_its_shape(text: str) -> None:
+    cleaned = redact(text)
+    assert LOWER not in cleaned and MASK in cleaned
+    assert "with spaces" not in cleaned  # a quoted value is masked whole
+
+
+@pytest.mark.parametrize("text", [
+    "{'loss': '1.235', 'num_tokens': '3801', 'epoch': '0.01818'}", "max_tokens=96", "output_tokens: 12",
+    '{"goal": "text my password manager tips to Ann"}',
+])
+def test_counts_of_tokens_and_prose_about_secrets_are_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
 def test_echoed_values_are_capped() -> None:
     cleaned = redact("unknown event type '" + "a" * 500 + "'")
     assert len(cleaned) < 30 + MAX_ECHO_CHARS and "…" in cleaned

@@ -50,3 +50,24 @@ def test_bad_sql_raises_duckdb_error(store: ArchiveStore) -> None:
 def test_missing_archive(tmp_path: Path) -> None:
     with pytest.raises(ArchiveMissing):
         run_query(ArchiveStore(tmp_path / "none"), "SELECT 1")
+
+
+@pytest.mark.parametrize("sql", [
+    "COPY (SELECT * FROM tasks) TO '{dir}/out.csv'", "COPY tasks TO '{root}/overwrite.parquet'",
+    "ATTACH '{dir}/x.db'", "CREATE TABLE t AS SELECT 1", "INSTALL httpfs", "SELECT 1; COPY (SELECT 1) TO '{dir}/b.csv'",
+])
+def test_a_query_cannot_write_a_file(store: ArchiveStore, tmp_path_factory: pytest.TempPathFactory, sql: str) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    with pytest.raises(duckdb.PermissionException, match="read-only"):
+        run_query(store, sql.format(dir=elsewhere, root=store.root))
+    assert not list(elsewhere.iterdir())
+    assert not (store.root / "overwrite.parquet").exists()
+
+
+def test_a_query_cannot_read_a_file_outside_the_archive(store: ArchiveStore, tmp_path_factory: pytest.TempPathFactory
+                                                        ) -> None:
+    secret = tmp_path_factory.mktemp("secret") / "s.csv"
+    secret.write_text("k\nvalue\n")
+    with pytest.raises(duckdb.PermissionException):
+        run_query(store, f"SELECT * FROM read_csv('{secret}')")
+    assert run_query(store, "SELECT count(*) FROM tasks").rows == [(6,)]  # the archive still reads

@@ -140,3 +140,16 @@ def test_revoking_or_reissuing_a_token_ends_its_sessions(live_gate: LiveGate) ->
         tokens.issue("carol")  # rotated: the session signed in with the old token ends
         answer = client.get("/")
         assert answer.status_code == 303 and answer.headers["location"] == "/login"
+
+
+def test_every_page_refuses_framing_and_foreign_content(live_gate: LiveGate) -> None:
+    with httpx.Client(base_url=live_gate.url, timeout=30) as client:
+        login = client.get("/login")
+    with signed_in(live_gate) as client:
+        pages = [login, client.get("/"), client.get("/items/rv-b-fail"), client.get("/static/gate.js"),
+                 client.get("/api/queue")]
+    for answer in pages:
+        assert answer.headers["X-Frame-Options"] == "DENY", answer.url
+        policy = answer.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy, answer.url
+        assert "unsafe-eval" not in policy and answer.headers["X-Content-Type-Options"] == "nosniff"
