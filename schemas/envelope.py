@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -22,6 +23,10 @@ _UNVALIDATED = "_unvalidated"
 def new_event_id() -> str:
     """A fresh, globally unique event id (32 hex characters)."""
     return uuid.uuid4().hex
+
+
+#: RFC 3339 date-time (section 5.6) with its zone, as JSON Schema's `date-time` format reads it.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 
 
 def utc_now() -> datetime:
@@ -133,6 +138,16 @@ class Event(Frozen):
             raise ValueError(f"schema_version must be {cls.current_version} for this model; "
                              "read older payloads through schemas.registry.validate_event")
         return value
+
+    @field_validator("occurred_at", mode="before")
+    @classmethod
+    def _must_be_rfc3339(cls, value: object) -> object:
+        # Pydantic would also read "8" or 8 as seconds since 1970; the contract is RFC 3339 text.
+        if isinstance(value, datetime):
+            return value
+        if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+            raise ValueError("occurred_at must be an RFC 3339 date-time with a zone, e.g. 2026-12-01T08:00:00Z")
+        return datetime.fromisoformat(value)  # parsed here: strict mode takes no text after a before-validator
 
     @field_validator("occurred_at")
     @classmethod

@@ -255,7 +255,9 @@ def validate(data: Any, topic: Topic, raw: bytes | None = None) -> Event:
         raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
     type_name = data.get("type")
     model = EVENT_TYPES.get(type_name) if isinstance(type_name, str) else None
-    if model is not None and data.get("schema_version", 1) != model.current_version:
+    if model is not None and "schema_version" not in data:  # checked before an upcast would add it
+        raise InvalidEvent(f"invalid {type_name} event: field 'schema_version': Field required", "schema_version")
+    if model is not None and data["schema_version"] != model.current_version:
         data, raw = upcast(dict(data)), None
     model = checked_envelope(data, topic.type_names)
     try:
