@@ -11,7 +11,7 @@ from kafka.errors import KafkaError, for_code
 from schemas.topics import Topic
 
 __all__ = ["DLQ_PARTITIONS", "AdminError", "admin_client", "commit_group_offsets", "create_topics",
-           "list_topics"]
+           "end_offsets", "list_topics"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +96,22 @@ def list_topics(bootstrap: str) -> list[str]:
                          f"check that the broker is up") from None
     finally:
         admin.close()
+
+
+def end_offsets(bootstrap: str, topics: Iterable[str]) -> dict[tuple[str, int], int]:
+    """The next offset of every partition of `topics` that exist on the cluster."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="flywheel-admin-offsets")
+    try:
+        partitions = [TopicPartition(name, p) for name in topics
+                      for p in sorted(consumer.partitions_for_topic(name) or ())]
+        return {(tp.topic, tp.partition): offset for tp, offset in consumer.end_offsets(partitions).items()}
+    except KafkaError as error:
+        raise AdminError(f"reading end offsets on {bootstrap} failed ({type(error).__name__}); "
+                         f"check that the broker is up") from None
+    finally:
+        consumer.close()
 
 
 def commit_group_offsets(bootstrap: str, group_id: str,

@@ -38,7 +38,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from schemas.topics import TOPICS
+from schemas.topics import TOPICS, dlq_name
 from services.archiver.loop import Archiver, ArchiverStats
 from services.archiver.query import view_name
 from services.archiver.replay import ReplayError, ReplayReport
@@ -62,7 +62,7 @@ from services.cli.supervisor import (
 from services.cli.train_phase import TrainingPhase, training_service
 from services.device_runner.fleet import SimFleet
 from services.device_runner.settings import load_device_runner_settings
-from streams.admin import AdminError, create_topics
+from streams.admin import AdminError, create_topics, end_offsets
 from streams.broker import BrokerError, LocalBroker, ensure_broker, kafka_answers
 from streams.dlq import error_sentence
 from streams.redact import install_log_redaction, mask_bootstrap, redact
@@ -148,6 +148,17 @@ def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
             table.add_row(name, value)
     table.add_row("ran for", f"{elapsed_s:,.1f} s")
     return table
+
+
+def _unarchived(store: ArchiveStore, bootstrap: str) -> int | None:
+    """Records on the broker past the archive's watermarks (what a dead run left unarchived),
+    None when the broker cannot say."""
+    names = [name for topic in TOPICS.values() for name in (topic.name, dlq_name(topic.name))]
+    try:
+        ends = end_offsets(bootstrap, names)
+    except AdminError:
+        return None
+    return sum(max(0, end - (store.watermark(topic, partition) or 0)) for (topic, partition), end in ends.items())
 
 
 def _watchdog(bootstrap: str, broker: LocalBroker | None, data_dir: Path,
@@ -366,7 +377,8 @@ def run(
             kept = LocalBroker.recorded(bus.data_dir)
             if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
                 broker = kept  # a previous run's, kept for us: ours to stop when done
-        previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker)
+        previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker,
+                                       unarchived=None if fresh_broker else _unarchived(store, bootstrap))
         if previous is not None:
             console.print(f"[yellow]{previous}[/]", highlight=False)
         create_topics(bootstrap, TOPICS.values(), with_dlq=True)

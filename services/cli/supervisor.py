@@ -188,10 +188,11 @@ def kept_broker_pid(data_dir: Path) -> int | None:
         return None
 
 
-def previous_run_report(data_dir: Path, broker_reused: bool) -> str | None:
-    """One sentence about a previous run that did not stop cleanly, or None: what it had not
-    archived when last seen, and whether that is lost (its in-memory broker died with it) or
-    still on the kept broker, which this run archives."""
+def previous_run_report(data_dir: Path, broker_reused: bool, unarchived: int | None = None) -> str | None:
+    """One sentence about a previous run that did not stop cleanly, or None: whether what it
+    had not archived is lost (its in-memory broker died with it) or still on the kept broker,
+    which this run archives. `unarchived` is the count measured on the kept broker (records
+    past the archive's watermarks); the run's own last record is older than its death."""
     path = data_dir / RUN_RECORD
     try:
         record: dict[str, Any] = json.loads(path.read_text())
@@ -207,9 +208,10 @@ def previous_run_report(data_dir: Path, broker_reused: bool) -> str | None:
     bound = record.get("bound_s")
     when = record.get("at", "an unknown time")
     if broker_reused:
+        count = (f"the {unarchived:,} records on it past the archive's watermarks" if unarchived is not None
+                 else "what it had not archived")
         return (f"the previous run (pid {pid}) did not stop cleanly (last seen {when}); its "
-                f"broker was kept, so its {buffered:,} unarchived events are archived now and "
-                f"nothing is lost")
+                f"broker was kept, so {count} are archived now and nothing is lost")
     return (f"the previous run (pid {pid}) did not stop cleanly (last seen {when}) and its "
             f"in-memory broker is gone: up to {buffered:,} events buffered then, at most the "
             f"last {bound:g} s of traffic, may be missing from the archive")
