@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from schemas.settings import SettingsError
+from services.broker_watch import watch_broker
 from streams.broker import ensure_broker
 from streams.settings import BusSettings
 
@@ -36,6 +37,8 @@ def run_service(load_settings: Callable[[], S], run: Callable[[S, str, threading
     except SettingsError as error:
         sys.exit(f"error: {error}")
     bootstrap, started = ensure_broker(BusSettings())
+    if started is None:  # a broker of its own dies with it; another's death stops the service
+        watch_broker(bootstrap, getattr(run, "__module__", "the service").rsplit(".", 1)[0])
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -14,6 +14,7 @@ from aiokafka.errors import KafkaError
 
 from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import load_archiver_settings
+from services.broker_watch import watch_broker
 from streams.broker import LocalBroker, kafka_answers
 from streams.dlq import error_sentence
 from streams.redact import install_log_redaction, mask_bootstrap
@@ -53,6 +54,7 @@ def main() -> int:
               f"{archive_dir} ({error_sentence(error)})", file=sys.stderr)
         return 2
     stop = StopFlag().install()
+    watch_broker(bootstrap, "the archiver")
     logger.info("archiving %s into %s; %s", bootstrap, archive_dir, loss_bound(settings))
     try:
         stats = archiver.run(stop)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from schemas.registry import SchemaError
+from services.broker_watch import watch_broker
 from services.dataflow.runner import FoldingService, Runner
 from services.dataflow.store import EventStore, Stored
 from streams.codec import decode
@@ -87,6 +88,7 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
         print(f"error: {name} cannot keep its state under {bus.data_dir} ({error.strerror or error}); "
               f"set FLYWHEEL_DATA_DIR to a folder you can write", file=sys.stderr)
         raise SystemExit(2) from None
+    watch_broker(bootstrap, f"the {name}", exit_now=True)
     producer = TypedProducer(bootstrap, client_id=name)
     runner = Runner(service, store, producer)
     runner.restore()

@@ -19,6 +19,7 @@ import threading
 
 from devices.protocol import DeviceError
 from devices.sim.settings import load_settings as load_sim_settings
+from services.broker_watch import watch_broker
 from services.device_runner.devices import open_device
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
@@ -49,6 +50,8 @@ def main() -> int:
         return 1
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if bootstrap is not None:
+        watch_broker(bootstrap, f"the device runner of {settings.device_id}")
     try:
         device = open_device(settings)
     except DeviceError as error:

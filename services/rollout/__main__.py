@@ -11,6 +11,7 @@ import sys
 import threading
 
 from devices.sim.settings import load_settings as load_sim_settings
+from services.broker_watch import watch_broker
 from services.rollout.policies import PolicyError, load_policy
 from services.rollout.service import run_rollout
 from services.rollout.settings import load_rollout_settings
@@ -30,6 +31,7 @@ def main() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     bootstrap, _ = ensure_broker(bus)
+    watch_broker(bootstrap, "the rollout")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
