@@ -183,6 +183,7 @@ class TypedBatchConsumer:
         self.max_records = max_records
         self.max_message_bytes = max_message_bytes
         self.group_id = group_id
+        self.client_id = client_id  # names the consumer in its dead letters when it has no group
         self._owns_router = dead_letters is None
         # The router's own size limit is the producer's request limit, not `max_message_bytes`
         # (what this consumer accepts): a record it refuses may still be dead-lettered whole.
@@ -306,7 +307,7 @@ class TypedBatchConsumer:
     def dead_letter(self, record: RawRecord, error: BaseException) -> None:
         """Sends `record` to its dead-letter topic (acknowledged before the next commit)."""
         self._router.route(record.topic, record.partition, record.offset, record.key,
-                           record.value, error, record.headers, consumer=self.group_id)
+                           record.value, error, record.headers, consumer=self.group_id or self.client_id)
         self.dead_lettered += 1
 
     def handle_each(self, records: Iterable[Record], handler: Callable[[Record], T]
