@@ -85,16 +85,19 @@ class QueryResult:
         self.rows = rows
 
 
-def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None) -> QueryResult:
+def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None,
+              readable: list[Path] | None = None) -> QueryResult:
     """Runs `sql` over the archive's views (and, given a snapshots folder, the `examples` and
-    `snapshots` views of services.dataflow.views); duckdb.Error carries DuckDB's message."""
+    `snapshots` views of services.dataflow.views); duckdb.Error carries DuckDB's message. The
+    query may read files under the archive, the snapshots and the `readable` folders only, and
+    write none."""
     con = open_archive(store)
     if snapshots is not None:
         from services.dataflow.views import attach_snapshots
 
         attach_snapshots(con, snapshots)
     try:
-        _read_only(con, sql, [store.root] + ([snapshots] if snapshots is not None else []))
+        _read_only(con, sql, [store.root, *([snapshots] if snapshots is not None else []), *(readable or [])])
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if cursor.description else []

@@ -66,7 +66,7 @@ def sql(
         fail("--json and --csv cannot be used together; pick one output format")
     store = open_store(archive)
     try:
-        result = run_query(store, query, snapshots=_snapshot_dir())
+        result = run_query(store, query, snapshots=_snapshot_dir(), readable=_readable(store))
     except ArchiveMissing as error:
         fail(str(error))
     except duckdb.Error as error:
@@ -88,6 +88,14 @@ def sql(
     for row in result.rows:
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
+
+
+def _readable(store: Any) -> list[Path]:
+    """Folders a query may read beyond the archive: the data dir (rounds tables, reports) and
+    the folder that holds the archive."""
+    from streams.settings import load_bus_settings
+
+    return [Path(load_bus_settings().data_dir), Path(store.root).parent]
 
 
 def _snapshot_dir() -> Path | None:

@@ -150,13 +150,13 @@ def test_poison_corpus_is_dead_lettered_once_per_consumer_while_valid_records_fl
             if kind == "spoofed headers":
                 assert letter.source_headers["type"] == b"action.requested"
 
-    # The archive: every valid action and answer once, each bad record's failure once (both
-    # consumers' dead letters of one source record are one failure).
+    # The archive: every valid action and answer once, and each consumer's dead letter of each bad
+    # record once (two consumers refused each: two rows, each naming its consumer).
     table = store.read()
     ids = table["event_id"].to_pylist()
     assert len(ids) == len(set(ids))
     dead = table.filter(pc.equal(table["topic"], actions.dlq))
-    assert dead.num_rows == len(corpus)
+    assert dead.num_rows == 2 * len(corpus)
     for column in ("error", "source", "correlation_id"):
         assert not any(CANARY in (v or "") for v in table[column].to_pylist()), column
     assert CANARY not in log.getvalue(), "a log line leaks the canary"
