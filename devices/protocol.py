@@ -12,7 +12,12 @@ from schemas.envelope import Frozen
 from schemas.observations import Observation
 from schemas.tasks import Family, Split
 
-__all__ = ["Device", "DeviceError", "DeviceLost", "TaskInstance"]
+__all__ = [
+    "MAX_FAULT_SHARE", "Device", "DeviceError", "DeviceLost", "TaskInstance"]
+
+#: More environment faults (episodes a device error ended) than this share of a run's episodes and
+#: its score says little of the policy: `suite eval` reports it and exits non-zero.
+MAX_FAULT_SHARE = 0.2
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from pydantic import JsonValue
 
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
-from devices.protocol import DeviceError, DeviceLost, TaskInstance
+from devices.protocol import MAX_FAULT_SHARE, DeviceError, DeviceLost, TaskInstance
 from schemas.actions import Action, Answer, Click, Finish, OpenApp, ToolCall
 from schemas.envelope import Frozen
 from schemas.observations import Observation
@@ -474,7 +474,9 @@ class DeviceEpisode(Frozen):
 
 
 class DeviceReport(Frozen):
-    """Scores of a policy on the real-device subset (faults apart from policy failures)."""
+    """Scores of a policy on the real-device subset. Every episode counts in `overall` (a fault
+    scores 0); the faults are counted beside it, and `overall_excluding_faults` is the same mean
+    over the episodes that did not fault, labelled as such wherever it is shown."""
 
     policy: str
     device_id: str
@@ -483,6 +485,12 @@ class DeviceReport(Frozen):
     template_scores: dict[str, float]
     overall: float
     faults: int
+    fault_share: float = 0.0
+    overall_excluding_faults: float | None = None
+
+    @property
+    def too_many_faults(self) -> bool:
+        return self.fault_share > MAX_FAULT_SHARE
 
     def to_json_dict(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json")
@@ -547,14 +555,28 @@ def evaluate_on_device(phone: Any, policy: str | Any, n_per_template: int = 1,
         episodes.append(episode)
         if progress is not None:
             progress(episode)
+    faults = sum(e.fault is not None for e in episodes)
+    template_scores = _template_means(episodes, faults_count=True)
+    clean = _template_means(episodes, faults_count=False)
+    return DeviceReport(policy=getattr(policy, "name", type(policy).__name__),
+                        device_id=str(getattr(phone, "device_id", "?")),
+                        harness_version=harness.version, episodes=episodes,
+                        template_scores=template_scores, overall=_mean(template_scores.values()),
+                        faults=faults, fault_share=faults / len(episodes) if episodes else 0.0,
+                        overall_excluding_faults=_mean(clean.values()) if clean else None)
+
+
+def _template_means(episodes: list[DeviceEpisode], *, faults_count: bool) -> dict[str, float]:
+    """Mean score per template; a faulted episode scores 0 when `faults_count`, else is left out."""
     per: dict[str, list[float]] = {}
     for episode in episodes:
         if episode.score is not None:
             per.setdefault(episode.template, []).append(episode.score)
-    template_scores = {name: sum(v) / len(v) for name, v in per.items()}
-    overall = sum(template_scores.values()) / len(template_scores) if template_scores else 0.0
-    return DeviceReport(policy=getattr(policy, "name", type(policy).__name__),
-                        device_id=str(getattr(phone, "device_id", "?")),
-                        harness_version=harness.version, episodes=episodes,
-                        template_scores=template_scores, overall=overall,
-                        faults=sum(e.fault is not None for e in episodes))
+        elif faults_count:
+            per.setdefault(episode.template, []).append(0.0)
+    return {name: sum(v) / len(v) for name, v in per.items()}
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0

@@ -37,6 +37,7 @@ class EpisodeResult:
     finished: bool
     harness_version: str
     progress: float = 0.0
+    fault: str | None = None  # the device error that ended the episode early (an environment fault)
 
 
 def score_state(task: TaskInstance, state: Any) -> float:
@@ -108,4 +109,5 @@ def run_episode(device: Any, task: TaskInstance, policy: Policy,
     result = score_final_state(task, harness.final_state())
     return EpisodeResult(task_id=task.task_id, template=task.template, family=task.family,
                          score=result.score, steps=len(played.actions), finished=played.finished,
-                         harness_version=harness.version, progress=result.progress)
+                         harness_version=harness.version, progress=result.progress,
+                         fault=None if played.error is None else str(played.error))

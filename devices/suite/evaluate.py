@@ -46,6 +46,10 @@ class SuiteReport(Frozen):
     tiers: dict[str, float] = Field(default_factory=dict, description="Mean template score per tier.")
     template_progress: dict[str, float] = Field(
         default_factory=dict, description="Mean share of sub-goals met per template.")
+    faults: int = Field(default=0, ge=0, description="Episodes a device error ended early; they count in overall.")
+    fault_share: float = Field(default=0.0, ge=0.0, le=1.0)
+    overall_excluding_faults: float | None = Field(
+        default=None, description="The overall of the episodes without a fault (None when none faulted).")
 
     def to_json_dict(self) -> dict[str, Any]:
         """The report as JSON: families flattened next to `overall`."""
@@ -64,7 +68,9 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
     agent = make_policy(policy, random_seed) if isinstance(policy, str) else policy
     tasks = generate_split(split, n_per_template, suite_seed)
     per_template: dict[str, list[float]] = defaultdict(list)
+    clean: dict[str, list[float]] = defaultdict(list)
     progress_of: dict[str, list[float]] = defaultdict(list)
+    faults = 0
     families: dict[str, str] = {}
     tiers: dict[str, str] = {}
     harness = Harness(SimPhone(), spec)
@@ -78,6 +84,9 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
             for task in tasks:
                 result = run_episode(harness, task, agent)
                 per_template[task.template].append(result.score)
+                if result.fault is None:
+                    clean[task.template].append(result.score)
+                faults += result.fault is not None
                 progress_of[task.template].append(result.progress)
                 families[task.template] = task.family
                 tiers[task.template] = task.tier or "easy"
@@ -85,11 +94,10 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
     finally:
         harness.close()
     template_scores = {name: fmean(scores) for name, scores in per_template.items()}
-    family_means = {}
-    for family in FAMILIES:
-        members = [s for name, s in template_scores.items() if families[name] == family]
-        family_means[family] = fmean(members) if members else 0.0
-    scores = FamilyScores(**family_means)
+    scores = _family_scores(template_scores, families)
+    excluding = None
+    if faults:
+        excluding = _family_scores({n: fmean(v) for n, v in clean.items()}, families).overall
     return SuiteReport(policy=agent.name, harness_version=harness.version, split=split, suite_seed=suite_seed,
                        n_per_template=n_per_template, episodes=len(tasks), scores=scores,
                        overall=min(1.0, max(0.0, round(scores.overall, _DIGITS))),
@@ -97,4 +105,15 @@ def evaluate(policy: str | Policy, split: Split = "dev", n_per_template: int = 3
                        template_tiers=tiers, tiers={
                            tier: fmean(s for n, s in template_scores.items() if tiers[n] == tier)
                            for tier in sorted(set(tiers.values()))},
-                       template_progress={n: fmean(v) for n, v in progress_of.items()})
+                       template_progress={n: fmean(v) for n, v in progress_of.items()},
+                       faults=faults, fault_share=faults / len(tasks) if tasks else 0.0,
+                       overall_excluding_faults=excluding)
+
+
+def _family_scores(template_scores: dict[str, float], families: dict[str, str]) -> FamilyScores:
+    """Each family's mean template score (0 for a family with none)."""
+    means = {}
+    for family in FAMILIES:
+        members = [s for name, s in template_scores.items() if families[name] == family]
+        means[family] = fmean(members) if members else 0.0
+    return FamilyScores(**means)

@@ -14,7 +14,7 @@ from rich.table import Table
 from devices.adb.settings import load_adb_settings
 from devices.adb.suite import DEVICE_TEMPLATES, DeviceEpisode, device_policy, evaluate_on_device
 from devices.harness.spec import HarnessSpec, SpecError
-from devices.protocol import DeviceError
+from devices.protocol import MAX_FAULT_SHARE, DeviceError
 from schemas.settings import SettingsError
 
 __all__ = ["eval_on_adb"]
@@ -66,13 +66,21 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
         phone.close()
     if as_json:
         typer.echo(json.dumps(report.to_json_dict(), indent=2))
-        return
-    table = Table("template", "score", title=f"{report.policy} on {report.device_id} "
-                                             f"(real-device subset)")
-    for template in DEVICE_TEMPLATES:
-        score = report.template_scores.get(template.name)
-        table.add_row(template.name, "fault" if score is None else f"{score:.2f}")
-    console.print(table)
-    console.print(f"overall {report.overall:.3f} over {len(report.episodes)} episodes, "
-                  f"{report.faults} environment faults (not scored), harness "
-                  f"{report.harness_version}")
+    else:
+        table = Table("template", "score", title=f"{report.policy} on {report.device_id} "
+                                                 f"(real-device subset)")
+        for template in DEVICE_TEMPLATES:
+            score = report.template_scores.get(template.name)
+            table.add_row(template.name, "-" if score is None else f"{score:.2f}")
+        console.print(table)
+        excluding = ("" if report.overall_excluding_faults is None else
+                     f"; {report.overall_excluding_faults:.3f} excluding faults")
+        console.print(f"overall {report.overall:.3f} over {len(report.episodes)} episodes (a fault scores 0), "
+                      f"{report.faults} environment faults ({report.fault_share:.0%}){excluding}; harness "
+                      f"{report.harness_version}", highlight=False)
+    if report.too_many_faults:
+        err_console.print(f"[red]error:[/red] {report.faults} of {len(report.episodes)} episodes "
+                          f"({report.fault_share:.0%}) were environment faults, more than "
+                          f"{MAX_FAULT_SHARE:.0%}: the score says little of the policy; fix the phone "
+                          f"(see the fault reasons) and run again", highlight=False)
+        raise typer.Exit(1)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from devices.harness.spec import HarnessSpec, SpecError
+from devices.protocol import MAX_FAULT_SHARE
 from devices.suite.evaluate import evaluate
 from devices.suite.plot import plot_report
 from devices.suite.policies import PolicyLoadError, make_policy
@@ -110,7 +111,16 @@ def eval_policy(
         plot_report(report, plot)
     if as_json:
         typer.echo(json.dumps(report.to_json_dict(), indent=2))
-        return
+    else:
+        _print_report(report, plot)
+    if report.fault_share > MAX_FAULT_SHARE:
+        err_console.print(f"[red]error:[/red] {report.faults} of {report.episodes} episodes "
+                          f"({report.fault_share:.0%}) ended on a device error, more than "
+                          f"{MAX_FAULT_SHARE:.0%}: the score says little of the policy", highlight=False)
+        raise typer.Exit(1)
+
+
+def _print_report(report: Any, plot: Path | None) -> None:
     per = Table("template", "family", "score", title=f"{report.policy} on {report.split}")
     for name, score in sorted(report.template_scores.items(),
                               key=lambda kv: (report.template_families[kv[0]], kv[0])):
@@ -122,9 +132,11 @@ def eval_policy(
     for tier, score in report.tiers.items():
         summary.add_row(f"tier {tier}", f"{score:.3f}")
     summary.add_row("[bold]overall[/bold]", f"[bold]{report.overall:.3f}[/bold]")
+    if report.overall_excluding_faults is not None:
+        summary.add_row("overall excluding faults", f"{report.overall_excluding_faults:.3f}")
     console.print(summary)
-    console.print(f"{report.episodes} episodes, suite seed {report.suite_seed}, harness "
-                  f"{report.harness_version}")
+    console.print(f"{report.episodes} episodes ({report.faults} ended on a device error and count), "
+                  f"suite seed {report.suite_seed}, harness {report.harness_version}")
     if plot is not None:
         console.print(f"chart: {plot}")
 

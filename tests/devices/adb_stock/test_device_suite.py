@@ -231,3 +231,48 @@ def test_timers_started_unasked_are_extra_writes() -> None:
     assert check_change(asked, timers(), timers(300, 300)).score == 0.0  # two started
     unasked = check_change(Expect(settings={"wifi": True}), timers(), timers(300))
     assert unasked.violations == ["1 timer(s) started"]
+
+
+class _FlakyPhone:
+    """The phone, except that every `every`-th reset loses it (an environment fault)."""
+
+    def __init__(self, phone: AdbPhone, every: int) -> None:
+        self.phone, self.every, self.resets = phone, every, 0
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.phone, name)
+
+    def reset(self, task):  # type: ignore[no-untyped-def]
+        from devices.protocol import DeviceLost
+
+        self.resets += 1
+        if self.resets % self.every == 0:
+            raise DeviceLost(f"{self.phone.device_id} dropped off the adb server (injected)")
+        return self.phone.reset(task)
+
+
+def test_a_fault_counts_in_overall_and_the_clean_score_is_labelled_apart(phone: AdbPhone) -> None:
+    tasks = device_tasks(1, 0)
+    report = evaluate_on_device(_FlakyPhone(phone, every=4), "oracle", tasks=tasks)
+    faulted = [e for e in report.episodes if e.fault is not None]
+    assert len(faulted) == len(tasks) // 4 and report.faults == len(faulted)
+    assert report.fault_share == len(faulted) / len(tasks)
+    assert report.overall < 1.0  # a fault scores 0: it is never left out of the headline
+    assert report.overall_excluding_faults == 1.0  # the oracle on the episodes that ran
+    for episode in faulted:
+        assert report.template_scores[episode.template] == 0.0
+
+
+@pytest.mark.parametrize(("every", "code"), [(2, 1), (100, 0)])
+def test_suite_eval_exits_non_zero_when_more_than_a_fifth_of_episodes_fault(
+        adb_env: None, monkeypatch: pytest.MonkeyPatch, every: int, code: int) -> None:
+    import devices.adb.phone as phones
+
+    real = phones.AdbPhone
+    monkeypatch.setattr(phones, "AdbPhone", lambda *a, **k: _FlakyPhone(real(*a, **k), every))
+    result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", "oracle"])
+    words = " ".join(result.output.split())
+    assert result.exit_code == code, words[-2000:]
+    assert "a fault scores 0" in words and "excluding faults" in words
+    if code:
+        assert "were environment faults, more than 20%" in words and "Traceback" not in words
