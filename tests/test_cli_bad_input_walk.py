@@ -48,10 +48,10 @@ def _bad_values(param: Any) -> list[str]:
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return ["no-such-choice"]
     if kind is int:
-        return ["-1", "99999999999999999999999"]
+        return ["-1"]
     if kind is float:
-        return ["inf", "nan", "1e400", "-1"]
-    return [BAD_PATH, "nosuch.module:Nothing"]
+        return ["inf"]
+    return [BAD_PATH]
 
 
 def _is_argument(param: Any) -> bool:
@@ -82,13 +82,13 @@ CASES = _cases()
 
 
 def test_the_walk_covers_every_verb() -> None:
-    verbs = {" ".join(path) for path, _ in _leaves(typer.main.get_command(app), [])}
-    walked = {" ".join(a for a in args if not a.startswith(("-", "/")) and a not in {
-        "no-such-choice", "nosuch.module:Nothing"} and not a.lstrip("-").replace(".", "").isdigit()
-        and a not in {"inf", "nan", "1e400"})[: len(" ".join(args))] for _, args in CASES}
-    assert len(verbs) >= 30 and len(CASES) >= 100
-    assert {v for v in verbs if any(w.startswith(v) for w in walked)} >= {v for v in verbs if " " in v} - {
-        "broker start", "broker stop", "broker status", "topics create", "topics list", "schemas topics"}
+    leaves = list(_leaves(typer.main.get_command(app), []))
+    with_values = {" ".join(path) for path, command in leaves
+                   if any(p.name != "help" and _bad_values(p) for p in command.params)}
+    walked = {case for case, _ in CASES}
+    assert len(leaves) >= 30 and len(with_values) >= 25
+    for verb in with_values:
+        assert any(case.startswith(verb + " ") for case in walked), verb
 
 
 class _TookTooLong(Exception):

@@ -143,36 +143,51 @@ def setting_write_commands(key: str, value: Any) -> list[list[str]]:
     return STOCK_SETTINGS[key].write(value)
 
 
+#: Printed after each command of a batched read, so every command's output is cut apart however
+#: many lines it prints (AOSP 14's `cmd media_session volume --get` prints `[V] …` lines first).
+_END_OF_READ = "__flywheel_end_of_read__"
+
+
+def _volume(said: str) -> int:
+    """The volume in `cmd media_session volume --stream 2 --get` output (VolumeCtrl: any `[V] …`
+    progress lines, then `volume is N in range [MIN..MAX]`); the raw output in the error."""
+    match = _VOLUME_RE.search(said)
+    if match is None:
+        raise DeviceError(f"media_session printed no volume ({said.strip()[:200]!r})")
+    return int(match.group(1))
+
+
 def read_setting(adb: AdbCall, key: str) -> Any:
     if key == "volume_ring":
-        said = adb.check(["cmd", "media_session", "volume", "--stream", "2", "--get"],
-                         idempotent=True)
-        match = _VOLUME_RE.search(said)
-        if match is None:
-            raise DeviceError(f"media_session printed no volume ({said.strip()[:80]!r})")
-        return int(match.group(1))
+        return _volume(adb.check(["cmd", "media_session", "volume", "--stream", "2", "--get"],
+                                 idempotent=True))
     setting = ANDROID_SETTINGS[key]
     return setting.from_android(adb.check(setting.read_command(), idempotent=True))
 
 
 def read_settings(adb: AdbCall) -> dict[str, Any]:
-    """Every managed setting in one shell round trip (each read prints exactly one line)."""
+    """Every managed setting in one shell round trip; each command's output is cut at a marker,
+    so a command printing several lines is read whole."""
     keys = list(STOCK_SETTINGS)
     commands = [["cmd", "media_session", "volume", "--stream", "2", "--get"] if key ==
                 "volume_ring" else ANDROID_SETTINGS[key].read_command() for key in keys]
-    lines = adb.check("; ".join(shlex.join(c) for c in commands), idempotent=True).splitlines()
-    if len(lines) != len(keys):
-        raise DeviceError(f"reading {len(keys)} settings printed {len(lines)} lines; the phone's "
-                          f"settings or media_session output is not in the expected form")
+    script = "; ".join(f"{shlex.join(c)}; echo {_END_OF_READ}" for c in commands)
+    said = adb.check(script, idempotent=True)
+    parts = said.split(_END_OF_READ)
+    blocks = parts[:-1]
+    if len(blocks) != len(keys) or parts[-1].strip():
+        raise DeviceError(f"reading {len(keys)} settings gave {len(blocks)} answers; the phone printed "
+                          f"{said.strip()[:200]!r}")
     values = {}
-    for key, line in zip(keys, lines, strict=True):
+    for key, block in zip(keys, blocks, strict=True):
         if key == "volume_ring":
-            match = _VOLUME_RE.search(line)
-            if match is None:
-                raise DeviceError(f"media_session printed no volume ({line.strip()[:80]!r})")
-            values[key] = int(match.group(1))
-        else:
-            values[key] = ANDROID_SETTINGS[key].from_android(line)
+            values[key] = _volume(block)
+            continue
+        lines = [line for line in block.splitlines() if line.strip()]
+        if len(lines) != 1:
+            raise DeviceError(f"reading the setting {key} printed {len(lines)} lines ({block.strip()[:200]!r}); "
+                              f"it should print its value alone")
+        values[key] = ANDROID_SETTINGS[key].from_android(lines[0])
     return values
 
 

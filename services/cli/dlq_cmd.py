@@ -13,7 +13,7 @@ from rich.table import Table
 
 from schemas.topics import DLQ_SUFFIX, TOPICS, dlq_name
 from services.cli.broker_cmd import bus_bootstrap, fail, settings_or_exit
-from streams.admin import list_topics
+from streams.admin import AdminError, list_topics
 from streams.codec import header_value
 from streams.dlq import DeadLetter, read_dead_letters, safe_preview
 
@@ -71,9 +71,8 @@ def show(
 def _existing(bootstrap: str) -> set[str]:
     try:
         return set(list_topics(bootstrap))
-    except KafkaError as error:
-        raise fail(f"listing the broker's topics failed ({type(error).__name__}); check that the "
-                   f"broker is up") from None
+    except AdminError as error:
+        raise fail(str(error)) from None
 
 
 def _consumer(letter: DeadLetter) -> str:
