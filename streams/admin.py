@@ -102,7 +102,11 @@ def end_offsets(bootstrap: str, topics: Iterable[str]) -> dict[tuple[str, int], 
     """The next offset of every partition of `topics` that exist on the cluster."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="flywheel-admin-offsets")
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="flywheel-admin-offsets")
+    except KafkaError as error:
+        raise AdminError(f"cannot reach Kafka at {bootstrap} ({type(error).__name__}); start "
+                         f"it with `flywheel broker start` or fix KAFKA_BOOTSTRAP_SERVERS") from None
     try:
         partitions = [TopicPartition(name, p) for name in topics
                       for p in sorted(consumer.partitions_for_topic(name) or ())]

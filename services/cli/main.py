@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -38,6 +41,36 @@ COMMAND_MODULES = (
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
+
+
+def _one_sentence_for_os_errors(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """`callback` with a file-system failure (a folder that cannot be made, a file that cannot be
+    read) turned into one sentence naming the path and exit status 1, for verbs that do not word it
+    themselves."""
+
+    @functools.wraps(callback)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except OSError as error:
+            where = f" {error.filename}" if error.filename else ""
+            typer.echo(f"error: cannot use{where}: {error.strerror or error}; pass a path you can "
+                       f"read and write", err=True)
+            raise typer.Exit(1) from None
+
+    return guarded
+
+
+def _guard(typer_app: typer.Typer) -> None:
+    for command in typer_app.registered_commands:
+        if command.callback is not None:
+            command.callback = _one_sentence_for_os_errors(command.callback)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _guard(group.typer_instance)
+
+
+_guard(app)
 
 
 def main() -> None:

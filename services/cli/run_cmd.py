@@ -378,7 +378,8 @@ def run(
             if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
                 broker = kept  # a previous run's, kept for us: ours to stop when done
         previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker,
-                                       unarchived=None if fresh_broker else _unarchived(store, bootstrap))
+                                       unarchived=None if fresh_broker or not (bus.data_dir / RUN_RECORD).exists()
+                                       else _unarchived(store, bootstrap))
         if previous is not None:
             console.print(f"[yellow]{previous}[/]", highlight=False)
         create_topics(bootstrap, TOPICS.values(), with_dlq=True)

@@ -101,7 +101,10 @@ class HarnessRegistry:
         if len(prefix) < MIN_PREFIX:
             raise RegistryError(f"version {prefix!r} is too short; give at least {MIN_PREFIX} "
                                 "characters (see 'flywheel harness list')")
-        matches = sorted(p.stem for p in self.versions_dir.glob(f"{prefix}*.json"))
+        if not all(c in "0123456789abcdef" for c in prefix.lower()):  # versions are hex digests
+            raise RegistryError(f"version {prefix[:40]!r} is not a harness version (a hex digest prefix); "
+                                "see 'flywheel harness list'")
+        matches = sorted(p.stem for p in self.versions_dir.glob(f"{prefix.lower()}*.json"))
         if not matches:
             raise RegistryError(f"no harness version {prefix!r} in {self.versions_dir}; see "
                                 "'flywheel harness list'")
