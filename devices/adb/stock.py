@@ -438,7 +438,9 @@ _ALARM_HEAD = re.compile(r"^\s+(RTC_WAKEUP|RTC|ELAPSED_REALTIME_WAKEUP|ELAPSED_R
                          r"ELAPSED_WAKEUP|ELAPSED) #\d+: Alarm\{\S+ type \d+ origWhen (\S+) .*"
                          r" (\S+)\}$")
 _ORIG_LOCAL = re.compile(r"origWhen=(\d{4}-\d\d-\d\d \d\d:\d\d):\d\d")
-_TRIGGER = re.compile(r"alarmClock=AlarmClockInfo\{triggerTime=(\d+)")
+_TRIGGER = re.compile(r"alarmClock=AlarmClockInfo\{triggerTime=(\d+)")  # before Android 12
+#: Android 12+ (AOSP 14 `Alarm.dump`): an `Alarm clock:` block whose `triggerTime=` is local time.
+_TRIGGER_LOCAL = re.compile(r"Alarm clock:\s*\n\s*triggerTime=(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d)(?::\d\d(?:\.\d+)?)?")
 _WHEN_ELAPSED = re.compile(r"whenElapsed=([+-][\dhms]+)")
 _DURATION = re.compile(r"([+-])(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?")
 
@@ -456,8 +458,10 @@ def _duration_ms(text: str) -> int:
 def parse_alarm_dump(text: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """`dumpsys alarm` → (alarms, timers) the clock app scheduled.
 
-    An alarm is a clock-app entry carrying `alarmClock=AlarmClockInfo{triggerTime=…}` (what
-    AlarmManager.setAlarmClock schedules); its time is the local wall-clock time of `origWhen`.
+    An alarm is a clock-app entry carrying alarm-clock info (what AlarmManager.setAlarmClock
+    schedules): on Android 12+ (AOSP 14's `Alarm.dump`) an `Alarm clock:` block with
+    `triggerTime=YYYY-MM-DD HH:MM:SS.mmm` in local time; before, `alarmClock=AlarmClockInfo{
+    triggerTime=<epoch ms>…}` with the local time in `origWhen`.
     A timer is a clock-app entry tagged …TIMER…; its value is the seconds left. Labels and
     repeat days are not in the dump, so they are not reported.
     """
@@ -475,7 +479,14 @@ def parse_alarm_dump(text: str) -> tuple[dict[str, dict[str, Any]], dict[str, di
             continue
         joined = "\n".join(body)
         trigger = _TRIGGER.search(joined)
-        if trigger is not None:
+        local_trigger = _TRIGGER_LOCAL.search(joined)
+        if local_trigger is not None:
+            year, month, day, hour, minute = local_trigger.groups()
+            alarm_id = f"al{year}{month}{day}{hour}{minute}"
+            while alarm_id in alarms:
+                alarm_id += "b"
+            alarms[alarm_id] = {"id": alarm_id, "time": f"{hour}:{minute}", "enabled": True}
+        elif trigger is not None:
             local = _ORIG_LOCAL.search(joined)
             when = (local.group(1)[-5:] if local else
                     datetime.fromtimestamp(int(trigger.group(1)) / 1000).strftime("%H:%M"))

@@ -182,6 +182,26 @@ def test_alarm_dump_yields_only_the_clock_apps_alarms_and_timers() -> None:
     assert parse_alarm_dump(other) == ({}, {})
 
 
+
+def test_both_alarm_clock_dump_forms_are_read() -> None:
+    """AOSP 14 prints an `Alarm clock:` block with a local triggerTime; Android 11 printed
+    `alarmClock=AlarmClockInfo{triggerTime=<ms>}` with the local time in origWhen."""
+    clock = "com.google.android.deskclock"
+    aosp14 = (f"  RTC_WAKEUP #0: Alarm{{a1 type 0 origWhen 1714544100000 window 0 {clock}}}\n"
+              "    tag=*walarm*:com.android.deskclock.ALARM_ALERT\n"
+              "    type=RTC_WAKEUP origWhen=2024-05-01 06:15:00.000 window=0 flags=0x9\n"
+              "    Alarm clock:\n"
+              "      triggerTime=2024-05-01 06:15:00.000\n"
+              "      showIntent=PendingIntent{d1e3: PendingIntentRecord{9a0 x startActivity}}\n")
+    android11 = (f"  RTC_WAKEUP #0: Alarm{{a1 type 0 origWhen 1714544100000 window 0 {clock}}}\n"
+                 "    type=RTC_WAKEUP origWhen=2024-05-01 07:45:00.000 window=0 flags=0x9\n"
+                 "    alarmClock=AlarmClockInfo{triggerTime=1714549500000, showIntent=null}\n")
+    assert [a["time"] for a in parse_alarm_dump(aosp14)[0].values()] == ["06:15"]
+    assert [a["time"] for a in parse_alarm_dump(android11)[0].values()] == ["07:45"]
+    no_clock = aosp14.replace("    Alarm clock:\n      triggerTime=2024-05-01 06:15:00.000\n", "")
+    assert parse_alarm_dump(no_clock)[0] == {}  # an alarm without alarm-clock info is no alarm
+
+
 def test_final_state_has_the_contract_shape(phone: AdbPhone) -> None:
     """Through the harness: the phone's tables and settings read over adb, memory, log and
     answer from the harness (CONTRACT-6 §3)."""

@@ -430,8 +430,10 @@ class StockAndroid:
                 (f"    type=RTC_WAKEUP origWhen={when:%Y-%m-%d %H:%M:%S}.000 window=0 "
                 "repeatInterval=0 count=0 flags=0x9"),
                 f"    whenElapsed={self._elapsed(delta)} maxWhenElapsed={self._elapsed(delta)}",
-                (f"    alarmClock=AlarmClockInfo{{triggerTime={trigger}, showIntent="
-                f"PendingIntent{{d1e3: PendingIntentRecord{{9a0 {CLOCK} startActivity}}}}}}"),
+                # AOSP 14 Alarm.dump: an "Alarm clock:" block, the trigger in local time
+                "    Alarm clock:",
+                f"      triggerTime={when:%Y-%m-%d %H:%M:%S}.000",
+                f"      showIntent=PendingIntent{{d1e3: PendingIntentRecord{{9a0 {CLOCK} startActivity}}}}",
                 (f"    operation=PendingIntent{{8bb2: PendingIntentRecord{{3c1 {CLOCK} "
                 "broadcastIntent}}")]))
         for timer in self.timers.values():

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from devices.suite.evaluate import evaluate
+
+
 def test_an_episode_a_device_error_ends_counts_in_overall_and_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    import devices.sim as sim
+    from devices import sim
     from devices.protocol import DeviceLost
 
     class DroppingPhone(sim.SimPhone):
