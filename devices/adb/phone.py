@@ -42,7 +42,7 @@ from devices.adb.provider import (
 )
 from devices.adb.settings import AdbSettings
 from devices.adb.tools import AdbTools
-from devices.adb.uixml import parse_hierarchy, root_package, strip_dump_trailer
+from devices.adb.uixml import DUMP_TRAILER, parse_hierarchy, root_package, strip_dump_trailer
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from devices.sim.gui import resolve_app
@@ -463,9 +463,12 @@ class AdbPhone:
             return strip_dump_trailer(self._shell(["uiautomator", "dump", "/dev/tty"],
                                                   idempotent=True))
         path = self.settings.dump_path
-        said = self._shell(["uiautomator", "dump", path], idempotent=True)
-        if "ERROR" in said:
-            raise DeviceError(f"uiautomator dump failed on {self.device_id}: {said.strip()[:200]}")
+        # The old dump goes first and stderr is read too: AOSP 14 reports "ERROR: could not get
+        # idle state." on stderr, exits 0 and leaves the previous file, a stale screen.
+        out = self.adb.shell(f"rm -f {shlex.quote(path)}; uiautomator dump {shlex.quote(path)}", idempotent=True)
+        said = f"{out.text}{out.error_text}"
+        if out.exit_code != 0 or "ERROR" in said or DUMP_TRAILER not in said:
+            raise DeviceError(f"uiautomator dump failed on {self.device_id}: {said.strip()[:200] or 'no output'}")
         return self.adb.pull(path).decode("utf-8", errors="replace")
 
     def _observation(self, result: ToolResult | None = None) -> Observation:

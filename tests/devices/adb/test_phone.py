@@ -107,7 +107,7 @@ def test_reset_wipes_app_data_and_loads_rows_through_the_provider(
 def test_pull_mode_reads_the_dump_over_sync(phone: AdbPhone, server: FakeAdbServer) -> None:
     mark = len(server.requests)
     phone.observe()
-    assert "shell,v2:uiautomator dump /sdcard/window_dump.xml" in server.requests[mark:]
+    assert "shell,v2:rm -f /sdcard/window_dump.xml; uiautomator dump /sdcard/window_dump.xml" in server.requests[mark:]
     assert "sync:" in server.requests[mark:]
 
 

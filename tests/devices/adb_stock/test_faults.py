@@ -72,3 +72,17 @@ def test_a_stopped_server_is_lost_and_nothing_starts_one(
         server.start()  # the operator restarts it; the same phone object recovers
         server.connect(daemon.serial)
         assert phone.reset(CONTRACT_TASK).foreground_app == "home"
+
+
+def test_a_dump_that_fails_on_stderr_is_never_the_old_screen(phone: AdbPhone, android: StockAndroid) -> None:
+    """AOSP 14: "ERROR: could not get idle state." on stderr, exit 0, the previous dump file left."""
+    from devices.protocol import DeviceError
+
+    phone.reset(CONTRACT_TASK)
+    phone.act(OpenApp(app_name="Settings"))  # the dump file now shows Settings
+    phone.act(OpenApp(app_name="Clock"))
+    android.dump_idle_failures = 10  # more than the retries
+    with pytest.raises(DeviceError, match="could not get idle state"):
+        phone.observe()
+    android.dump_idle_failures = 0
+    assert phone.observe().foreground_app == "clock"

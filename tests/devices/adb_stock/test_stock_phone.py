@@ -78,7 +78,8 @@ def test_what_a_stock_phone_cannot_do_is_refused_not_faked(phone: AdbPhone,
     mark = len(android.history)
     result = _call(phone, "messages.send", contact="Mum", body="hi")
     assert result.error.code == "unsupported" and "READ_SMS" in result.error.message
-    assert android.history[mark:] == ["uiautomator dump /sdcard/window_dump.xml", "screencap -p"]
+    assert android.history[mark:] == ["rm -f /sdcard/window_dump.xml; uiautomator dump /sdcard/window_dump.xml",
+                                      "screencap -p"]  # only the observation: nothing sent for the refused tool
     assert "messages.send" not in phone.tools and "contacts.add" in phone.tools
 
 

@@ -102,6 +102,9 @@ class StockAndroid:
     foreground: str = LAUNCHER
     screen: str = "home"
     typed: str = ""
+    #: The next this-many `uiautomator dump`s fail as AOSP 14 does when the UI never idles: the
+    #: error on stderr, exit 0, and the previous dump file left where it was.
+    dump_idle_failures: int = 0
     _ids: dict[str, int] = field(default_factory=dict)
     _elements: list[UIElement] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -662,6 +665,9 @@ class StockAndroid:
         if args[:1] != ["dump"]:
             return _err("Usage: uiautomator dump [--compressed] [FILE]")
         path = args[1] if len(args) > 1 else "/sdcard/window_dump.xml"
+        if self.dump_idle_failures > 0:
+            self.dump_idle_failures -= 1
+            return b"", b"ERROR: could not get idle state.\n", 0
         xml = render_hierarchy(self._render(), package=self.foreground)
         if path == "/dev/tty":
             return _ok(xml + f"{DUMP_TRAILER} /dev/tty\n")
