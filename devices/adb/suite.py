@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import re
+import unicodedata
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -223,13 +225,64 @@ def _pair_params(rng: random.Random) -> dict[str, str]:
             "other_phone": other["phone"]}
 
 
-def _find(obs: Observation, *, text: str | None = None, desc_prefix: str | None = None) -> int:
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u2009\u202f"), " ")
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2212"), "-")
+_CLOCK_TIME = re.compile(r"(\d{1,2}):(\d\d)(?:\s*([ap])\.?m\.?)?")
+
+
+def screen_text(text: str | None) -> str:
+    """`text` as a phone shows it, compared loosely: Unicode-normalised (NFKC), every kind of
+    space a space (Clock's `6:15\u202fAM`), every hyphen a hyphen (Settings' `Wi\u2011Fi`), case
+    folded."""
+    normal = unicodedata.normalize("NFKC", text or "").translate(_SPACES).translate(_DASHES)
+    return " ".join(normal.split()).casefold()
+
+
+def clock_time(text: str | None) -> str | None:
+    """`HH:MM` (24-hour) of a time as a clock app shows it (`6:15 AM`, `18:15`), else None."""
+    match = _CLOCK_TIME.fullmatch(screen_text(text))
+    if match is None:
+        return None
+    hour, minute, half = int(match.group(1)), match.group(2), match.group(3)
+    if half is not None:
+        hour = hour % 12 + (12 if half == "p" else 0)
+    return f"{hour:02d}:{minute}"
+
+
+def _find(obs: Observation, *, text: str | None = None) -> int:
     for index, element in enumerate(obs.screen):
-        if text is not None and element.text == text:
+        if text is not None and screen_text(element.text) == screen_text(text):
             return index
-        if desc_prefix is not None and (element.content_description or "").startswith(desc_prefix):
+    raise LookupError(f"nothing on screen reads {text!r}")
+
+
+def _row_switch(obs: Observation, label: int) -> int | None:
+    """The checkable element in the label's row (stock switches carry no label of their own)."""
+    box = obs.screen[label].bounds
+    if box is None:
+        return None
+    middle = (box.top + box.bottom) / 2
+    row = [i for i, e in enumerate(obs.screen) if i != label and e.is_checkable and e.bounds is not None
+           and e.bounds.top <= middle < e.bounds.bottom]
+    return min(row, key=lambda i: abs(obs.screen[i].bounds.left - box.right)) if row else None  # type: ignore[union-attr]
+
+
+def _find_switch(obs: Observation, label: str, *, matches: Any = None) -> int:
+    """The switch for `label`: one whose content-desc starts with it (emulator images), else the
+    checkable element in the row of the text reading it (stock). `matches(text)` replaces the
+    plain comparison (e.g. a clock time)."""
+    same = matches or (lambda text: screen_text(text) == screen_text(label))
+    for index, element in enumerate(obs.screen):
+        if element.is_checkable and element.content_description and (
+                same(element.content_description.split(" alarm")[0])
+                or screen_text(element.content_description).startswith(screen_text(label))):
             return index
-    raise LookupError(f"nothing on screen matches text={text!r} desc={desc_prefix!r}")
+    for index, element in enumerate(obs.screen):
+        if not element.is_checkable and same(element.text):
+            switch = _row_switch(obs, index)
+            if switch is not None:
+                return switch
+    raise LookupError(f"no switch on screen for {label!r}")
 
 
 def _setting_params(rng: random.Random) -> dict[str, Any]:
@@ -277,7 +330,7 @@ def _alarm_oracle(p: dict[str, Any]) -> Script:
 def _dark_gui_oracle(p: dict[str, Any]) -> Script:
     obs = yield OpenApp(app_name="Settings")
     obs = yield Click(index=_find(obs, text="Display"))
-    switch = _find(obs, desc_prefix="Dark theme")
+    switch = _find_switch(obs, "Dark theme")
     if obs.screen[switch].is_checked != p["value"]:
         yield Click(index=switch)
     yield Finish()
@@ -286,7 +339,7 @@ def _dark_gui_oracle(p: dict[str, Any]) -> Script:
 def _airplane_gui_oracle(p: dict[str, Any]) -> Script:
     obs = yield OpenApp(app_name="Settings")
     obs = yield Click(index=_find(obs, text="Network & internet"))
-    switch = _find(obs, desc_prefix="Airplane mode")
+    switch = _find_switch(obs, "Airplane mode")
     if obs.screen[switch].is_checked != p["value"]:
         yield Click(index=switch)
     yield Finish()
@@ -294,7 +347,7 @@ def _airplane_gui_oracle(p: dict[str, Any]) -> Script:
 
 def _alarm_off_gui_oracle(p: dict[str, Any]) -> Script:
     obs = yield OpenApp(app_name="Clock")
-    yield Click(index=_find(obs, desc_prefix=f"{p['time']} alarm"))
+    yield Click(index=_find_switch(obs, p["time"], matches=lambda text: clock_time(text) == p["time"]))
     yield Finish()
 
 

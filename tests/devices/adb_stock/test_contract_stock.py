@@ -46,8 +46,9 @@ class TestStockAdbPhoneContract(DeviceContract):
         assert obs.foreground_app == "settings"
         display = next(i for i, e in enumerate(obs.screen) if e.text == "Display")
         obs = ready.act(Click(index=display))
-        switch = next(i for i, e in enumerate(obs.screen)
-                      if e.content_description == "Dark theme" and e.is_checkable)
+        label = next(i for i, e in enumerate(obs.screen) if e.text == "Dark theme")
+        switch = next(i for i, e in enumerate(obs.screen)  # stock: no desc, the label's row
+                      if e.is_checkable and e.bounds.top == obs.screen[label].bounds.top)
         assert not obs.screen[switch].is_checked
         obs = ready.act(Click(index=switch))
         assert obs.screen[switch].is_checked

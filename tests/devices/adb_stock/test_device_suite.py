@@ -276,3 +276,18 @@ def test_suite_eval_exits_non_zero_when_more_than_a_fifth_of_episodes_fault(
     assert "a fault scores 0" in words and "excluding faults" in words
     if code:
         assert "were environment faults, more than 20%" in words and "Traceback" not in words
+
+
+@pytest.mark.parametrize(("shown", "time"), [("6:15\u202fAM", "06:15"), ("6:15 PM", "18:15"), ("12:05\u00a0am", "00:05"),
+                                             ("18:15", "18:15"), ("Alarm", None), ("6:15\u202fAM Mon", None)])
+def test_clock_times_are_read_as_the_stock_clock_shows_them(shown: str, time: str | None) -> None:
+    from devices.adb.suite import clock_time
+
+    assert clock_time(shown) == time
+
+
+def test_screen_text_treats_every_space_and_hyphen_alike() -> None:
+    from devices.adb.suite import screen_text
+
+    assert screen_text("Wi\u2011Fi") == screen_text("wi-fi") and screen_text("6:15\u202fAM") == "6:15 am"
+    assert screen_text("Wi Fi") != screen_text("Wi-Fi")

@@ -106,6 +106,7 @@ class StockAndroid:
     #: error on stderr, exit 0, and the previous dump file left where it was.
     dump_idle_failures: int = 0
     _ids: dict[str, int] = field(default_factory=dict)
+    _alarm_rows: dict[int, int] = field(default_factory=dict)  # the top of an alarm's row -> its id
     _elements: list[UIElement] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -594,15 +595,15 @@ class StockAndroid:
             self.screen = "display"
         elif self.screen == "settings" and hit.text == "Network & internet":
             self.screen = "network"
-        elif rid.endswith("dark_theme_switch"):
+        elif rid.endswith("switch_widget") and self.screen == "display":
             mode = self.settings["secure"]["ui_night_mode"]
             self.settings["secure"]["ui_night_mode"] = "1" if mode == "2" else "2"
-        elif rid.endswith("airplane_switch"):
+        elif rid.endswith("switch_widget") and self.screen == "network":
             on = self.settings["global"]["airplane_mode_on"]
             self.settings["global"]["airplane_mode_on"] = "0" if on == "1" else "1"
-        elif rid.endswith("onoff") and hit.content_description:
-            alarm_id = int(hit.content_description.rsplit("#", 1)[1])
-            self.alarms[alarm_id].enabled = not self.alarms[alarm_id].enabled
+        elif rid.endswith("onoff") and hit.bounds is not None and hit.bounds.top in self._alarm_rows:
+            alarm = self.alarms[self._alarm_rows[hit.bounds.top]]
+            alarm.enabled = not alarm.enabled
 
     def _render(self) -> list[UIElement]:
         w = self.width
@@ -624,20 +625,22 @@ class StockAndroid:
                     left=(n % 4) * w // 4, right=(n % 4 + 1) * w // 4)
         elif self.foreground == SETTINGS:
             s = self.settings
+            # Stock switches carry no content-desc: the label is a sibling TextView in the row.
             if self.screen == "display":
                 add("Display", rid=f"{SETTINGS}:id/title")
                 add("Brightness level", rid="android:id/title", clickable=True)
-                add("Dark theme", rid="android:id/title", clickable=True)
-                add(desc="Dark theme", rid="android:id/dark_theme_switch",
-                    cls="android.widget.Switch", clickable=True, checkable=True,
-                    checked=s["secure"]["ui_night_mode"] == "2", left=w - 200)
+                add("Dark theme", rid="android:id/title", clickable=True, right=w - 220)
+                add(rid="android:id/switch_widget", cls="android.widget.Switch", clickable=True,
+                    checkable=True, checked=s["secure"]["ui_night_mode"] == "2", left=w - 200,
+                    top=rows[-1].bounds.top)
             elif self.screen == "network":
                 add("Network & internet", rid=f"{SETTINGS}:id/title")
                 add("Internet", rid="android:id/title", clickable=True)
-                add("Airplane mode", rid="android:id/title", clickable=True)
-                add(desc="Airplane mode", rid="android:id/airplane_switch",
-                    cls="android.widget.Switch", clickable=True, checkable=True,
-                    checked=s["global"]["airplane_mode_on"] == "1", left=w - 200)
+                add("Wi\u2011Fi", rid="android:id/summary")  # AOSP writes a non-breaking hyphen
+                add("Airplane mode", rid="android:id/title", clickable=True, right=w - 220)
+                add(rid="android:id/switch_widget", cls="android.widget.Switch", clickable=True,
+                    checkable=True, checked=s["global"]["airplane_mode_on"] == "1", left=w - 200,
+                    top=rows[-1].bounds.top)
             else:
                 add("Settings", rid=f"{SETTINGS}:id/title")
                 for item in ("Network & internet", "Connected devices", "Apps", "Display",
@@ -645,11 +648,15 @@ class StockAndroid:
                     add(item, rid="android:id/title", clickable=True)
         elif self.foreground == CLOCK:
             add("Alarm", rid=f"{CLOCK}:id/tab_menu_alarm", clickable=True)
+            self._alarm_rows = {}
             for alarm in sorted(self.alarms.values(), key=lambda a: (a.hour, a.minute)):
-                add(f"{alarm.hour:02d}:{alarm.minute:02d}", rid=f"{CLOCK}:id/digital_clock")
-                add(desc=f"{alarm.hour:02d}:{alarm.minute:02d} alarm #{alarm.alarm_id}",
-                    rid=f"{CLOCK}:id/onoff", cls="android.widget.Switch", clickable=True,
-                    checkable=True, checked=alarm.enabled, left=w - 200)
+                hour = alarm.hour % 12 or 12  # the stock clock: 12-hour with a narrow no-break space
+                add(f"{hour}:{alarm.minute:02d}\u202f{'AM' if alarm.hour < 12 else 'PM'}",
+                    rid=f"{CLOCK}:id/digital_clock", right=w - 220)
+                top = rows[-1].bounds.top
+                add(rid=f"{CLOCK}:id/onoff", cls="android.widget.Switch", clickable=True,
+                    checkable=True, checked=alarm.enabled, left=w - 200, top=top)
+                self._alarm_rows[top] = alarm.alarm_id
         elif self.foreground == CONTACTS:
             add("Contacts", rid=f"{CONTACTS}:id/toolbar")
             for raw in sorted(self.raw_contacts.values(), key=lambda r: r["display_name"] or ""):
