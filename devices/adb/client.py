@@ -2,8 +2,10 @@
 
 Every adb call of the runner goes through `AdbCall`. Failures are sorted into three kinds:
 the device is gone (not found, offline, unauthorised, server unreachable) → retried, then
-`DeviceLost`; the call timed out → retried when the call is idempotent, else the device is
-health-checked and `CallTimedOut`; anything else the device reported → `DeviceError`. A shell
+`DeviceLost`; the call timed out or its connection broke after the request could have run →
+retried when the call is idempotent, else never sent again (a tap or a `content insert` would
+happen twice): the device is health-checked and `CallTimedOut` says it may have run; anything
+else the device reported → `DeviceError`. A shell
 command that ran and exited non-zero is a `CommandFailed` raised by the caller (`check`).
 
 adbutils is used through `NoSpawnClient`, which keeps its wire protocol but drops three habits
@@ -145,6 +147,18 @@ def _classify(error: BaseException) -> type[Exception] | None:
     return None
 
 
+#: Words of an adb error that says the request never reached the device (safe to send again).
+NOT_SENT_MARKERS = ("offline", "not found", "no devices", "unauthorized", "refused")
+
+
+def _may_have_run(error: BaseException) -> bool:
+    """Whether a failed call may have run on the device: its connection broke after the request
+    could have been read (reset, EOF, broken pipe), not before it was sent."""
+    if isinstance(error, ConnectionRefusedError):
+        return False
+    return not any(marker in str(error).lower() for marker in NOT_SENT_MARKERS)
+
+
 class AdbCall:
     """Calls on one device through the adb server, with timeouts, retries and loss detection."""
 
@@ -257,8 +271,8 @@ class AdbCall:
                 last = error
                 if kind is None:
                     raise DeviceError(f"adb {what} on {self._serial} failed: {error}") from None
-                if kind is _TimedOut and not idempotent:
-                    self._after_ambiguous_timeout(what)
+                if not idempotent and (kind is _TimedOut or _may_have_run(error)):
+                    self._after_ambiguous_failure(what, error, timed_out=kind is _TimedOut)
                 logger.warning("adb %s on %s: %s (try %d of %d)", what, self._serial, error,
                                attempt, tries)
                 self._device = None  # reopen the transport on the next try
@@ -272,8 +286,10 @@ class AdbCall:
             f"device {self._serial} stopped answering: adb {what} failed {tries} times "
             f"(last error: {last}); reconnect the device and start a new episode") from None
 
-    def _after_ambiguous_timeout(self, what: str) -> None:
-        """A non-idempotent call timed out: it may have run, so never repeat it blindly."""
+    def _after_ambiguous_failure(self, what: str, error: BaseException, *, timed_out: bool) -> None:
+        """A non-idempotent call timed out or lost its connection after it may have reached the
+        device (a tap, a `content insert`): it may have run, so it is never repeated blindly;
+        the caller reads the state back (or the policy observes the screen) before acting again."""
         if not self.is_present():
             raise DeviceLost(f"device {self._serial} disappeared while running adb {what}; "
                              f"reconnect it and start a new episode") from None
@@ -282,6 +298,7 @@ class AdbCall:
         except (AdbError, OSError, EOFError):
             raise DeviceLost(f"device {self._serial} stopped answering during adb {what}; "
                              f"reconnect it and start a new episode") from None
-        raise CallTimedOut(f"adb {what} on {self._serial} timed out after "
-                          f"{self.settings.call_timeout_s}s and was not retried because it may "
-                          f"have run; observe the screen before acting again")
+        how = (f"timed out after {self.settings.call_timeout_s}s" if timed_out
+               else f"lost its connection ({error})")
+        raise CallTimedOut(f"adb {what} on {self._serial} {how} and was not sent again because it may "
+                           f"have run; observe the screen before acting again")

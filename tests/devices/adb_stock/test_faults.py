@@ -86,3 +86,18 @@ def test_a_dump_that_fails_on_stderr_is_never_the_old_screen(phone: AdbPhone, an
         phone.observe()
     android.dump_idle_failures = 0
     assert phone.observe().foreground_app == "clock"
+
+
+def test_a_tap_whose_connection_drops_is_not_sent_again(phone: AdbPhone, adbd: FakeAdbd) -> None:
+    obs = phone.reset(CONTRACT_TASK)
+    icon = next(i for i, e in enumerate(obs.screen) if e.text == "Clock")
+    retried = phone.adb.retried
+    adbd.drop_after_running(1)
+    try:
+        answer = phone.act(Click(index=icon))
+        assert answer.result is not None and not answer.result.ok  # reported, not hidden
+        assert "not sent again" in answer.result.error.message
+    except DeviceLost as error:
+        assert "failed 2 times" not in str(error)  # lost, but never by sending the tap twice
+    assert sum(s.startswith("shell,v2:input tap") for s in adbd.services) == 1
+    assert phone.adb.retried == retried  # the tap was not retried

@@ -157,6 +157,9 @@ class _Link:
                 options, _, command = service.partition(":")
                 v2 = "v2" in options.split(",")[1:]
                 out, err, code = self.daemon.shell(command)
+                if self.daemon.maybe_drop():  # the command ran; the link dies before the answer
+                    self.sock.shutdown(socket.SHUT_RDWR)
+                    return
                 if v2:
                     self.write(stream, _packet(1, out) + _packet(2, err) + _packet(3, bytes([code & 0xFF])))
                 else:
@@ -279,6 +282,7 @@ class FakeAdbd:
         self._listener: socket.socket | None = None
         self._links: list[_Link] = []
         self._stall: tuple[float, int] = (0.0, 0)
+        self._drops = 0
         self._lock = threading.Lock()
 
     @property
@@ -335,6 +339,19 @@ class FakeAdbd:
             except OSError:
                 pass
             link.sock.close()
+
+    def drop_after_running(self, count: int = 1) -> None:
+        """The next `count` shell commands run, then their connection drops before the answer
+        (what a flaky USB cable or Wi-Fi link does to a write)."""
+        with self._lock:
+            self._drops = count
+
+    def maybe_drop(self) -> bool:
+        with self._lock:
+            if self._drops <= 0:
+                return False
+            self._drops -= 1
+            return True
 
     def stall(self, seconds: float, count: int = 1) -> None:
         """The next `count` services wait `seconds` before they answer."""
