@@ -535,15 +535,24 @@ def _settings_set(adb: AdbCall, args: dict[str, Any]) -> Any:
     key = args["key"]
     value = check_value(key, args["value"])
     previous = read_setting(adb, key)
-    adb.check(_join(setting_write_commands(key, value)))
-    return {"key": key, "value": read_setting(adb, key), "previous": previous}
+    return _write_setting(adb, key, value, previous)
 
 
 def _settings_toggle(adb: AdbCall, args: dict[str, Any]) -> Any:
     key = args["key"]
     previous = read_setting(adb, key)
-    adb.check(_join(setting_write_commands(key, not previous)))
-    return {"key": key, "value": read_setting(adb, key), "previous": previous}
+    return _write_setting(adb, key, not previous, previous)
+
+
+def _write_setting(adb: AdbCall, key: str, value: Any, previous: Any) -> Any:
+    """Writes a setting and reads it back: a write the phone took without effect (battery saver
+    while charging, DND under a policy) is a failure naming what the phone reports, not success."""
+    adb.check(_join(setting_write_commands(key, value)))
+    now = read_setting(adb, key)
+    if now != value:
+        raise ToolFailure(f"the phone accepted setting {key} to {value!r} but still reports {now!r} "
+                          f"(it may refuse it in this state, e.g. battery saver while charging)")
+    return {"key": key, "value": now, "previous": previous}
 
 
 def _contacts_search(adb: AdbCall, args: dict[str, Any]) -> Any:

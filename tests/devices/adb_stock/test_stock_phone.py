@@ -252,3 +252,14 @@ def test_files_live_in_flywheels_folder_and_the_owners_stay_untouched(
         "Documents/lease.pdf", "Holidays/beach.jpg"]
     assert android.files["/sdcard/DCIM/Camera/own.jpg"] == b"mine"
     assert not any("/sdcard/DCIM" in c for c in android.history)
+
+
+def test_a_setting_the_phone_takes_without_effect_is_a_failure_not_success(phone: AdbPhone,
+                                                                           android: StockAndroid) -> None:
+    phone.reset(CONTRACT_TASK)
+    android.charging = True
+    refused = _call(phone, "settings.set", key="battery_saver", value=True)
+    assert not refused.ok and "still reports False" in refused.error.message
+    android.charging = False
+    taken = _call(phone, "settings.set", key="battery_saver", value=True)
+    assert taken.ok and taken.value["value"] is True

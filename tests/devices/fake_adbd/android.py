@@ -105,6 +105,7 @@ class StockAndroid:
     #: The next this-many `uiautomator dump`s fail as AOSP 14 does when the UI never idles: the
     #: error on stderr, exit 0, and the previous dump file left where it was.
     dump_idle_failures: int = 0
+    charging: bool = False  # plugged in: battery saver cannot be turned on (exit 0, nothing changes)
     _ids: dict[str, int] = field(default_factory=dict)
     _alarm_rows: dict[int, int] = field(default_factory=dict)  # the top of an alarm's row -> its id
     _elements: list[UIElement] = field(default_factory=list)
@@ -281,6 +282,8 @@ class StockAndroid:
         if service == "location" and rest[:1] == ["set-location-enabled"]:
             return self._put("secure", "location_mode", "3" if rest[1] == "true" else "0")
         if service == "power" and rest[:1] == ["set-mode"]:
+            if self.charging and rest[1] == "1":  # BatterySaverStateMachine: no saver while plugged in
+                return _ok()
             return self._put("global", "low_power", "1" if rest[1] == "1" else "0")
         if service == "media_session" and rest[:3] == ["volume", "--stream", "2"]:
             if rest[3:4] == ["--get"]:
