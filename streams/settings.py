@@ -22,7 +22,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 class BusSettings(BaseSettings):
     """Where the Kafka bus is, and how the local broker is run when none is configured."""
 
-    model_config = SettingsConfigDict(
+    model_config = SettingsConfigDict(allow_inf_nan=False, 
         env_prefix="FLYWHEEL_", frozen=True, extra="ignore", populate_by_name=True,
     )
 

@@ -68,10 +68,31 @@ def _cases() -> list[tuple[type[BaseSettings], str, str, str]]:
             alias = getattr(field.validation_alias, "choices", None)
             variable = str(alias[0]) if alias else f"{prefix}{name}".upper()
             cases.append((cls, name, variable, bad))
+            numeric = _annotation_of(field.annotation) in (int, float)
+            if numeric:  # beyond any float, and past the field's own bounds
+                cases.append((cls, name, variable, "1e400"))
+                cases.extend((cls, name, variable, beyond) for beyond in _beyond_bounds(field))
     return cases
 
 
+def _annotation_of(annotation: Any) -> Any:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if len(args) == 1 else annotation
+
+
+def _beyond_bounds(field: Any) -> list[str]:
+    """Values just outside the field's ge/gt/le/lt bounds."""
+    out = []
+    for item in field.metadata:
+        for attr, step in (("ge", -1), ("gt", 0), ("le", 1), ("lt", 0)):
+            bound = getattr(item, attr, None)
+            if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+                out.append(str(bound + step) if isinstance(bound, int) else repr(bound + step * 0.5 or bound))
+    return out
+
+
 CASES = _cases()
+IDS = [f"{c.__name__}.{n}={b}" for c, n, _, b in CASES]
 
 
 def test_the_walk_covers_the_project_settings() -> None:
@@ -80,8 +101,7 @@ def test_the_walk_covers_the_project_settings() -> None:
     assert len(CASES) >= 25
 
 
-@pytest.mark.parametrize(("cls", "name", "variable", "bad"), CASES,
-                         ids=[f"{c.__name__}.{n}" for c, n, _, _ in CASES])
+@pytest.mark.parametrize(("cls", "name", "variable", "bad"), CASES, ids=IDS)
 def test_every_settings_field_with_a_bad_value_is_one_sentence_naming_its_variable(
         cls: type[BaseSettings], name: str, variable: str, bad: str,
         monkeypatch: pytest.MonkeyPatch) -> None:

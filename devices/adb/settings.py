@@ -19,7 +19,7 @@ DEFAULT_ADB_PORT = 5037
 class AdbSettings(BaseSettings):
     """How the adb runner reaches its device (env prefix FLYWHEEL_ADB_)."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_ADB_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ADB_", frozen=True, extra="ignore")
 
     profile: Literal["stock", "companion"] = Field(
         default="stock",

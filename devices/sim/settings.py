@@ -14,7 +14,7 @@ __all__ = ["SimSettings", "load_settings"]
 class SimSettings(BaseSettings):
     """How a SimPhone behaves when built with SimPhone.from_settings()."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_SIM_", frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_SIM_", frozen=True, extra="forbid")
 
     step_ms: int = Field(default=1_000, ge=1, le=600_000,
                          description="Device-clock milliseconds each action advances.")

@@ -13,7 +13,7 @@ __all__ = ["SuiteSettings", "load_settings"]
 class SuiteSettings(BaseSettings):
     """How the suite generates and evaluates instances unless a command says otherwise."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_SUITE_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_SUITE_", frozen=True, extra="ignore")
 
     suite_seed: int = Field(default=0, ge=0,
                             description="Suite seed; with template and index it fixes every instance.")

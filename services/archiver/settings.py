@@ -33,7 +33,7 @@ DEFAULT_POLL_TIMEOUT_MS = 200
 class ArchiverSettings(BaseSettings):
     """Where the archive lives, how often it is flushed, and which consumer group reads it."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_ARCHIVER_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ARCHIVER_", frozen=True,
                                       extra="ignore")
 
     archive_dir: Path | None = Field(

@@ -16,7 +16,7 @@ __all__ = ["CuratorSettings", "load_curator_settings"]
 class CuratorSettings(BaseSettings):
     """When the curator writes a snapshot and where."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_CURATOR_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_CURATOR_", frozen=True,
                                       extra="ignore")
 
     snapshot_examples: int = Field(default=500, ge=1, description="A snapshot is written each "

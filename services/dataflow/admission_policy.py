@@ -55,7 +55,7 @@ DETERMINISTIC_CHECKERS: tuple[str, ...] = (
 class PolicySettings(BaseSettings):
     """What the admission policy admits by itself and what it sends to a person."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_GATE_POLICY_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GATE_POLICY_", frozen=True,
                                       extra="ignore")
 
     auto_admit: bool = Field(

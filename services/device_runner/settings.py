@@ -35,7 +35,7 @@ DEFAULT_SIM_DEVICES = 4
 class DeviceRunnerSettings(BaseSettings):
     """Which device this runner drives, and how it reads the actions topic."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_DEVICE_RUNNER_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_DEVICE_RUNNER_", frozen=True,
                                       extra="ignore")
 
     device_id: str = Field(

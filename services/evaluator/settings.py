@@ -18,7 +18,7 @@ DEFAULT_POLL_TIMEOUT_MS = 500
 class EvaluatorSettings(BaseSettings):
     """Which split the evaluator runs on each checkpoint or harness version, and how much of it."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_EVALUATOR_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_EVALUATOR_", frozen=True, extra="ignore")
 
     checkpoints_dir: Path = Field(default=Path("var/checkpoints"), description="Where the trainer writes checkpoints.")
     harness_dir: Path = Field(default=Path("var/harness"), description=(

@@ -20,7 +20,7 @@ MAX_VETO_WINDOW_S = 30 * 24 * 3600.0
 class EvolverSettings(BaseSettings):
     """How much evidence a proposal needs, how the gate judges it, and what runs the gate."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_EVOLVER_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_EVOLVER_", frozen=True,
                                       extra="ignore")
 
     min_support: int = Field(default=DEFAULT_MIN_SUPPORT, ge=1, le=1000,

@@ -23,7 +23,7 @@ DEFAULT_PUBLISH_TIMEOUT_S = 10.0
 class GateSettings(BaseSettings):
     """Where the gate listens and where its key, reviewer tokens and blobs live."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_GATE_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GATE_", frozen=True, extra="ignore")
 
     host: str = Field(default="127.0.0.1", min_length=1,
                       description="Address to listen on; loopback unless reviewers are remote.")

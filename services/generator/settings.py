@@ -15,7 +15,7 @@ __all__ = ["GeneratorSettings", "load_generator_settings"]
 class GeneratorSettings(BaseSettings):
     """How many tasks are kept open, how many in all, and how often tasks are constructed."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_GENERATOR_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GENERATOR_", frozen=True,
                                       extra="ignore")
 
     # The loop is latency-bound (each hop waits for a fetch and a batch): bench/loop.py

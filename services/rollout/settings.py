@@ -17,7 +17,7 @@ _DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]+$")
 class RolloutSettings(BaseSettings):
     """Which policy runs, on how many simulated phones, and how long a call may take."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_ROLLOUT_", frozen=True,
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ROLLOUT_", frozen=True,
                                       extra="ignore")
 
     policy: str = Field(default="oracle", min_length=1,

@@ -18,7 +18,7 @@ DEFAULT_POLL_TIMEOUT_MS = 500
 class TrainerSettings(BaseSettings):
     """Which model the trainer starts from, where checkpoints go, and how big each stage is."""
 
-    model_config = SettingsConfigDict(env_prefix="FLYWHEEL_TRAINER_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_TRAINER_", frozen=True, extra="ignore")
 
     base_model: Path = Field(default=Path("var/models/smollm2-135m"),
                              description="Model directory the first SFT starts from.")
