@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from devices.adb.settings import load_adb_settings
@@ -41,6 +43,47 @@ def adb_binary() -> Path:
     return path
 
 
+#: Seconds the adb server gets to stop after SIGTERM before it is killed.
+STOP_GRACE_S = 5.0
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the adb server gets SIGTERM when this wrapper dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def serve(command: list[str]) -> int:
+    """Runs the adb server as a child that never outlives this process: SIGTERM and Ctrl-C stop
+    it (SIGKILL after STOP_GRACE_S), the orphan guard stops it when our parent dies, and the
+    kernel sends it SIGTERM when this process dies however it dies (PR_SET_PDEATHSIG)."""
+    from services.orphan_guard import PARENT_ENV, watch_parent
+
+    # No thread runs yet (the guard starts below), so the fork-then-prctl hook is safe here.
+    child = subprocess.Popen(command, preexec_fn=_die_with_parent)  # noqa: PLW1509
+    stopping = threading.Event()
+
+    def stop(*_: object) -> None:
+        stopping.set()
+        if child.poll() is None:
+            child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    watch_parent(int(os.environ.get(PARENT_ENV) or os.getppid()))
+    while True:
+        try:
+            code = child.wait(STOP_GRACE_S if stopping.is_set() else None)
+            break
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return 0 if stopping.is_set() else code
+
+
 def main(argv: list[str]) -> int:
     try:
         settings = load_adb_settings()
@@ -60,7 +103,7 @@ def main(argv: list[str]) -> int:
         command = [binary, *listen, "-P", str(settings.port), "nodaemon", "server"]
         print(f"adb server on port {settings.port}"
               f"{' (all interfaces)' if listen else ' (loopback)'}", file=sys.stderr)
-        return subprocess.call(command)
+        return serve(command)
     return subprocess.call([binary, "-H", settings.host, "-P", str(settings.port), *argv[1:]])
 
 
