@@ -173,6 +173,11 @@ class AdbPhone:
         """Puts the phone back and loads the task's state (stock: undo what Flywheel changed;
         companion: clear every Flywheel app and restore default settings)."""
         self._check_open()
+        if self.stock:
+            # HOME alone leaves an app on its sub-page (Settings would resume on Display): every
+            # app the stock profile drives is force-stopped, so each episode starts it fresh.
+            self._batch([["am", "force-stop", package] for packages in stock.APP_PACKAGES.values()
+                         for package in packages])
         self._key(KEY_HOME)
         if self.stock:
             self._reset_stock(task)

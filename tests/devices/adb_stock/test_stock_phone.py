@@ -263,3 +263,17 @@ def test_a_setting_the_phone_takes_without_effect_is_a_failure_not_success(phone
     android.charging = False
     taken = _call(phone, "settings.set", key="battery_saver", value=True)
     assert taken.ok and taken.value["value"] is True
+
+
+def test_reset_sends_every_app_back_to_its_launch_screen(phone: AdbPhone, android: StockAndroid) -> None:
+    """A stock app resumes where it was left after HOME (Settings on Display); reset force-stops it."""
+    from schemas.actions import Click
+
+    obs = phone.reset(CONTRACT_TASK)
+    obs = phone.act(OpenApp(app_name="Settings"))
+    phone.act(Click(index=next(i for i, e in enumerate(obs.screen) if e.text == "Display")))
+    android.run("input keyevent 3")  # HOME alone: Settings would resume on Display
+    assert android.run("monkey -p com.android.settings 1")[2] == 0 and android.screen == "display"
+    phone.reset(CONTRACT_TASK)
+    screen = [e.text for e in phone.act(OpenApp(app_name="Settings")).screen]
+    assert "Network & internet" in screen and "Dark theme" not in screen

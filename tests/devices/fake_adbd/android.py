@@ -107,7 +107,8 @@ class StockAndroid:
     dump_idle_failures: int = 0
     charging: bool = False  # plugged in: battery saver cannot be turned on (exit 0, nothing changes)
     _ids: dict[str, int] = field(default_factory=dict)
-    _alarm_rows: dict[int, int] = field(default_factory=dict)  # the top of an alarm's row -> its id
+    _alarm_rows: dict[int, int] = field(default_factory=dict)
+    _resumed: dict[str, str] = field(default_factory=dict)  # package -> the screen it was left on  # the top of an alarm's row -> its id
     _elements: list[UIElement] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -321,9 +322,13 @@ class StockAndroid:
         return _ok("No activity found\n")
 
     def _launch(self, package: str) -> None:
+        """Brings `package` to the front where it was left (a stock app resumes its last screen
+        after HOME; only a force-stop sends it back to its launch screen)."""
+        if self.foreground != LAUNCHER:
+            self._resumed[self.foreground] = self.screen
         self.foreground = package
-        self.screen = {SETTINGS: "settings", CLOCK: "alarms", CONTACTS: "contacts"}.get(
-            package, "app")
+        self.screen = self._resumed.get(package) or {SETTINGS: "settings", CLOCK: "alarms",
+                                                     CONTACTS: "contacts"}.get(package, "app")
 
     def _cmd_monkey(self, args: list[str]) -> Output:
         package = args[args.index("-p") + 1]
@@ -334,6 +339,7 @@ class StockAndroid:
 
     def _cmd_am(self, args: list[str]) -> Output:
         if args[:1] == ["force-stop"]:
+            self._resumed.pop(args[1], None)
             if self.foreground == args[1]:
                 self.foreground, self.screen = LAUNCHER, "home"
             return _ok()
@@ -573,6 +579,8 @@ class StockAndroid:
 
     def _key(self, code: str) -> None:
         if code in ("3", "KEYCODE_HOME"):
+            if self.foreground != LAUNCHER:
+                self._resumed[self.foreground] = self.screen
             self.foreground, self.screen = LAUNCHER, "home"
         elif code in ("4", "KEYCODE_BACK"):
             parent = {"display": "settings", "network": "settings"}.get(self.screen)
