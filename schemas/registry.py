@@ -115,7 +115,7 @@ def checked_envelope(data: dict[str, Any], allowed: Collection[str] | None = Non
     version = data.get("schema_version", 1)
     if version != model.current_version:
         upcast(dict(data))  # raises the sentence for a bad or future version
-    for field in ("schema_version", "event_id", "occurred_at"):
+    for field in ("event_id", "occurred_at"):  # the wire decoder also requires schema_version
         if field not in data:
             raise InvalidEvent(f"invalid {type_name} event: field '{field}': Field required", field)
     if allowed is not None and type_name not in allowed:
