@@ -12,12 +12,16 @@ from schemas.envelope import Frozen
 from schemas.observations import Observation
 from schemas.tasks import Family, Split
 
-__all__ = [
-    "MAX_FAULT_SHARE", "Device", "DeviceError", "DeviceLost", "TaskInstance"]
+__all__ = ["MAX_FAULT_SHARE", "Device", "DeviceError", "DeviceLost", "TaskInstance", "too_many_faults"]
 
 #: More environment faults (episodes a device error ended) than this share of a run's episodes and
 #: its score says little of the policy: `suite eval` reports it and exits non-zero.
 MAX_FAULT_SHARE = 0.2
+
+
+def too_many_faults(fault_share: float) -> bool:
+    """Whether a run's share of faulted episodes is over MAX_FAULT_SHARE (sim and phone alike)."""
+    return fault_share > MAX_FAULT_SHARE
 
 logger = logging.getLogger(__name__)
 

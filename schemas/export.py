@@ -20,9 +20,10 @@ from typing import Any
 from schemas.envelope import Event
 from schemas.registry import EVENT_TYPES
 
-__all__ = ["MAX_LIST_ITEMS", "export_json_schemas", "wire_schema"]
+__all__ = ["INT64_MAX", "INT64_MIN", "MAX_LIST_ITEMS", "export_json_schemas", "wire_schema"]
 
-#: Mirrors streams.codec.MAX_LIST_ITEMS (schemas import nothing from streams; a test pins both).
+#: Most items a JSON array in an event may hold (the longest real ones, a review's subject ids or
+#: a verdict's event ids, are a few hundred); streams.codec.decode enforces it.
 MAX_LIST_ITEMS = 10_000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: Envelope fields with construction defaults that a reader must find in the payload itself.

@@ -105,22 +105,17 @@ def upcast(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def checked_envelope(data: dict[str, Any], allowed: Collection[str] | None = None) -> type[Event]:
-    """The model of an (already upcast) payload, after the checks that precede field validation:
-    a known type the topic carries, a known version, and the envelope fields a reader must find
-    in the payload itself (their defaults are for constructing events, never for reading them)."""
-    type_name = data.get("type")
-    model = EVENT_TYPES.get(type_name) if isinstance(type_name, str) else None
-    if model is None:
-        raise UnknownEventType(f"unknown event type {type_name!r}", "type")
-    version = data.get("schema_version", 1)
-    if version != model.current_version:
-        upcast(dict(data))  # raises the sentence for a bad or future version
+    """The model of an already upcast payload (`upcast` checked its type and version), after the
+    checks that precede field validation: the envelope fields a reader must find in the payload
+    itself (their defaults are for constructing events, never for reading them) and a type the
+    topic carries."""
+    type_name = data["type"]
     for field in ("event_id", "occurred_at"):  # the wire decoder also requires schema_version
         if field not in data:
             raise InvalidEvent(f"invalid {type_name} event: field '{field}': Field required", field)
     if allowed is not None and type_name not in allowed:
         raise TypeNotAllowed(f"event type {type_name!r} is not carried by this topic", "type")
-    return model
+    return EVENT_TYPES[type_name]
 
 
 def validate_event(data: Any, allowed: Collection[str] | None = None) -> Event:
@@ -135,8 +130,7 @@ def validate_event(data: Any, allowed: Collection[str] | None = None) -> Event:
     if not isinstance(data, dict):
         raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
     data = upcast(data)
-    model = checked_envelope(data, allowed)
     try:
-        return model.model_validate(data)
+        return checked_envelope(data, allowed).model_validate(data)
     except ValidationError as error:
         raise describe_validation_error(error, data["type"]) from None

@@ -5,11 +5,18 @@ from __future__ import annotations
 from typing import TypeVar
 
 from pydantic import ValidationError
-from pydantic_settings import BaseSettings
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["SettingsError", "load_settings"]
+__all__ = ["SettingsError", "load_settings", "settings_config"]
 
 S = TypeVar("S", bound=BaseSettings)
+
+
+def settings_config(env_prefix: str, *, extra: str = "ignore", **options: object) -> SettingsConfigDict:
+    """The config every settings class shares: its variables' prefix, frozen once loaded, and no
+    infinite or NaN number (`1e400` would otherwise read as infinity for an unbounded float)."""
+    return SettingsConfigDict(env_prefix=env_prefix, frozen=True, extra=extra,  # type: ignore[typeddict-item]
+                              allow_inf_nan=False, **options)  # type: ignore[typeddict-item]
 
 
 class SettingsError(ValueError):

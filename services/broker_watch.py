@@ -4,9 +4,9 @@ Every broker-backed service's start-up calls `watch_broker(bootstrap, name)`. A 
 asks the broker for metadata every `EVERY_S` seconds; after `MISSES` failures in a row (about 4 s
 with the 2 s probe timeout) it prints `error: the broker at … stopped answering; <name> stops`,
 silences the client libraries, sends the process SIGTERM (every service's clean stop) and, if
-the service is still running `GRACE_S` later, ends it (its state is durable per batch and its offsets are committed after
-processing, so this is a kill -9, which the loop's tests show loses nothing). The process exits
-with status 1. Before that, the clients' repeated connection errors are let through once per
+the service is still running `GRACE_S` later, ends it (its state is durable per batch and its
+offsets are committed after processing, so this is a kill -9, which the loop's tests show loses
+nothing). The process exits with status 1. Before that, the clients' repeated connection errors are let through once per
 `QUIET_S` seconds per kind of message, and without their tracebacks, so nothing buries the
 sentence.
 """

@@ -19,7 +19,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.envelope import Event
-from schemas.registry import EVENT_TYPES, InvalidEvent, SchemaError, checked_envelope, upcast
+from schemas.export import INT64_MAX, INT64_MIN, MAX_LIST_ITEMS  # the wire contract's bounds
+from schemas.registry import (
+    EVENT_TYPES,
+    InvalidEvent,
+    SchemaError,
+    UnknownEventType,
+    checked_envelope,
+    upcast,
+)
 from schemas.topics import Topic
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -54,10 +62,6 @@ HEADER_EVENT_ID = "event_id"
 #: keeps every parser (json, pydantic, our own walks) far from Python's recursion limit.
 MAX_JSON_DEPTH = 64
 
-#: Most items a JSON array in an event may hold (the longest real ones, a review's subject ids or
-#: a verdict's event ids, are a few hundred).
-MAX_LIST_ITEMS = 10_000
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: A \\u escape of a UTF-16 surrogate (D800-DFFF): only then can a decoded string hold a lone one.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -255,10 +259,12 @@ def validate(data: Any, topic: Topic, raw: bytes | None = None) -> Event:
         raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
     type_name = data.get("type")
     model = EVENT_TYPES.get(type_name) if isinstance(type_name, str) else None
-    if model is not None and "schema_version" not in data:  # checked before an upcast would add it
+    if model is None:
+        raise UnknownEventType(f"unknown event type {type_name!r}", "type")
+    if "schema_version" not in data:  # checked before an upcast would add it
         raise InvalidEvent(f"invalid {type_name} event: field 'schema_version': Field required", "schema_version")
-    if model is not None and data["schema_version"] != model.current_version:
-        data, raw = upcast(dict(data)), None
+    if data["schema_version"] != model.current_version:
+        data, raw = upcast(dict(data)), None  # raises the sentence for a bad or future version
     model = checked_envelope(data, topic.type_names)
     try:
         return model.model_validate_json(raw if raw is not None else encode_dict(data), strict=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["DEFAULT_BROKER_PORT", "DEFAULT_MAX_MESSAGE_BYTES", "BusSettings", "load_bus_settings"]
 
@@ -22,9 +22,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 class BusSettings(BaseSettings):
     """Where the Kafka bus is, and how the local broker is run when none is configured."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, 
-        env_prefix="FLYWHEEL_", frozen=True, extra="ignore", populate_by_name=True,
-    )
+    model_config = settings_config("FLYWHEEL_", populate_by_name=True)
 
     bootstrap_servers: str | None = Field(
         default=None,

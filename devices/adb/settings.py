@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["DEFAULT_ADB_PORT", "AdbSettings", "load_adb_settings"]
 
@@ -19,7 +19,7 @@ DEFAULT_ADB_PORT = 5037
 class AdbSettings(BaseSettings):
     """How the adb runner reaches its device (env prefix FLYWHEEL_ADB_)."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ADB_", frozen=True, extra="ignore")
+    model_config = settings_config("FLYWHEEL_ADB_")
 
     profile: Literal["stock", "companion"] = Field(
         default="stock",

@@ -28,13 +28,14 @@ import re
 import unicodedata
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
+from statistics import fmean
 from typing import Any
 
 from pydantic import JsonValue
 
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
-from devices.protocol import MAX_FAULT_SHARE, DeviceError, DeviceLost, TaskInstance
+from devices.protocol import DeviceError, DeviceLost, TaskInstance, too_many_faults
 from schemas.actions import Action, Answer, Click, Finish, OpenApp, ToolCall
 from schemas.envelope import Frozen
 from schemas.observations import Observation
@@ -543,7 +544,7 @@ class DeviceReport(Frozen):
 
     @property
     def too_many_faults(self) -> bool:
-        return self.fault_share > MAX_FAULT_SHARE
+        return too_many_faults(self.fault_share)
 
     def to_json_dict(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json")
@@ -614,9 +615,10 @@ def evaluate_on_device(phone: Any, policy: str | Any, n_per_template: int = 1,
     return DeviceReport(policy=getattr(policy, "name", type(policy).__name__),
                         device_id=str(getattr(phone, "device_id", "?")),
                         harness_version=harness.version, episodes=episodes,
-                        template_scores=template_scores, overall=_mean(template_scores.values()),
+                        template_scores=template_scores,
+                        overall=fmean(template_scores.values()) if template_scores else 0.0,
                         faults=faults, fault_share=faults / len(episodes) if episodes else 0.0,
-                        overall_excluding_faults=_mean(clean.values()) if clean else None)
+                        overall_excluding_faults=fmean(clean.values()) if clean else None)
 
 
 def _template_means(episodes: list[DeviceEpisode], *, faults_count: bool) -> dict[str, float]:
@@ -627,9 +629,4 @@ def _template_means(episodes: list[DeviceEpisode], *, faults_count: bool) -> dic
             per.setdefault(episode.template, []).append(episode.score)
         elif faults_count:
             per.setdefault(episode.template, []).append(0.0)
-    return {name: sum(v) / len(v) for name, v in per.items()}
-
-
-def _mean(values: Iterable[float]) -> float:
-    values = list(values)
-    return sum(values) / len(values) if values else 0.0
+    return {name: fmean(v) for name, v in per.items()}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 from devices.sim.world import WORLD_SEED
 from schemas.settings import load_settings as load_sim_settings
+from schemas.settings import settings_config
 
 __all__ = ["SimSettings", "load_settings"]
 
@@ -14,7 +15,7 @@ __all__ = ["SimSettings", "load_settings"]
 class SimSettings(BaseSettings):
     """How a SimPhone behaves when built with SimPhone.from_settings()."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_SIM_", frozen=True, extra="forbid")
+    model_config = settings_config("FLYWHEEL_SIM_", extra="forbid")
 
     step_ms: int = Field(default=1_000, ge=1, le=600_000,
                          description="Device-clock milliseconds each action advances.")

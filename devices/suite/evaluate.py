@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
+from devices.protocol import too_many_faults
 from devices.suite.episode import run_episode
 from devices.suite.instances import generate_split
 from devices.suite.policies import Policy, make_policy
@@ -50,6 +51,10 @@ class SuiteReport(Frozen):
     fault_share: float = Field(default=0.0, ge=0.0, le=1.0)
     overall_excluding_faults: float | None = Field(
         default=None, description="The overall of the episodes without a fault (None when none faulted).")
+
+    @property
+    def too_many_faults(self) -> bool:
+        return too_many_faults(self.fault_share)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The report as JSON: families flattened next to `overall`."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 from schemas.settings import load_settings as load_env_settings
+from schemas.settings import settings_config
 
 __all__ = ["SuiteSettings", "load_settings"]
 
@@ -13,7 +14,7 @@ __all__ = ["SuiteSettings", "load_settings"]
 class SuiteSettings(BaseSettings):
     """How the suite generates and evaluates instances unless a command says otherwise."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_SUITE_", frozen=True, extra="ignore")
+    model_config = settings_config("FLYWHEEL_SUITE_")
 
     suite_seed: int = Field(default=0, ge=0,
                             description="Suite seed; with template and index it fixes every instance.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 from streams.settings import load_bus_settings
 
 __all__ = [
@@ -33,8 +33,7 @@ DEFAULT_POLL_TIMEOUT_MS = 200
 class ArchiverSettings(BaseSettings):
     """Where the archive lives, how often it is flushed, and which consumer group reads it."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ARCHIVER_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_ARCHIVER_")
 
     archive_dir: Path | None = Field(
         default=None,

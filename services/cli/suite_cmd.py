@@ -113,7 +113,7 @@ def eval_policy(
         typer.echo(json.dumps(report.to_json_dict(), indent=2))
     else:
         _print_report(report, plot)
-    if report.fault_share > MAX_FAULT_SHARE:
+    if report.too_many_faults:
         err_console.print(f"[red]error:[/red] {report.faults} of {report.episodes} episodes "
                           f"({report.fault_share:.0%}) ended on a device error, more than "
                           f"{MAX_FAULT_SHARE:.0%}: the score says little of the policy", highlight=False)

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["CuratorSettings", "load_curator_settings"]
 
@@ -16,8 +16,7 @@ __all__ = ["CuratorSettings", "load_curator_settings"]
 class CuratorSettings(BaseSettings):
     """When the curator writes a snapshot and where."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_CURATOR_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_CURATOR_")
 
     snapshot_examples: int = Field(default=500, ge=1, description="A snapshot is written each "
                                    "time this many more admitted examples (rows) exist.")

@@ -17,10 +17,10 @@ from types import MappingProxyType
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
 from schemas.reviews import ReviewReason
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 from schemas.verdicts import CheckerKind
 
 __all__ = [
@@ -55,8 +55,7 @@ DETERMINISTIC_CHECKERS: tuple[str, ...] = (
 class PolicySettings(BaseSettings):
     """What the admission policy admits by itself and what it sends to a person."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GATE_POLICY_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_GATE_POLICY_")
 
     auto_admit: bool = Field(
         default=True, description="Admit verified successes of deterministic checkers without a "

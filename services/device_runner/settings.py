@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = [
     "DEFAULT_ACTION_TIMEOUT_S",
@@ -35,8 +35,7 @@ DEFAULT_SIM_DEVICES = 4
 class DeviceRunnerSettings(BaseSettings):
     """Which device this runner drives, and how it reads the actions topic."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_DEVICE_RUNNER_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_DEVICE_RUNNER_")
 
     device_id: str = Field(
         default="sim-0", min_length=1, pattern=r"^[A-Za-z0-9._:-]+$",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["EvaluatorSettings", "load_evaluator_settings"]
 
@@ -18,7 +18,7 @@ DEFAULT_POLL_TIMEOUT_MS = 500
 class EvaluatorSettings(BaseSettings):
     """Which split the evaluator runs on each checkpoint or harness version, and how much of it."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_EVALUATOR_", frozen=True, extra="ignore")
+    model_config = settings_config("FLYWHEEL_EVALUATOR_")
 
     checkpoints_dir: Path = Field(default=Path("var/checkpoints"), description="Where the trainer writes checkpoints.")
     harness_dir: Path = Field(default=Path("var/harness"), description=(

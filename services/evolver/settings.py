@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 from services.evolver.paired import DEFAULT_RESAMPLES, DEFAULT_TOLERANCE
 from services.evolver.propose import DEFAULT_MIN_SUPPORT
 
@@ -20,8 +20,7 @@ MAX_VETO_WINDOW_S = 30 * 24 * 3600.0
 class EvolverSettings(BaseSettings):
     """How much evidence a proposal needs, how the gate judges it, and what runs the gate."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_EVOLVER_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_EVOLVER_")
 
     min_support: int = Field(default=DEFAULT_MIN_SUPPORT, ge=1, le=1000,
                              description="Failures of one group before a proposal is made.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["DEFAULT_PORT", "GateSettings", "load_gate_settings"]
 
@@ -23,7 +23,7 @@ DEFAULT_PUBLISH_TIMEOUT_S = 10.0
 class GateSettings(BaseSettings):
     """Where the gate listens and where its key, reviewer tokens and blobs live."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GATE_", frozen=True, extra="ignore")
+    model_config = settings_config("FLYWHEEL_GATE_")
 
     host: str = Field(default="127.0.0.1", min_length=1,
                       description="Address to listen on; loopback unless reviewers are remote.")

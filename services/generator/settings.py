@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["GeneratorSettings", "load_generator_settings"]
 
@@ -15,8 +15,7 @@ __all__ = ["GeneratorSettings", "load_generator_settings"]
 class GeneratorSettings(BaseSettings):
     """How many tasks are kept open, how many in all, and how often tasks are constructed."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_GENERATOR_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_GENERATOR_")
 
     # The loop is latency-bound (each hop waits for a fetch and a batch): bench/loop.py
     # measured 47 episodes/s with 32 open tasks and 69 with 128 on 2 cores.

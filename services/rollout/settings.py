@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["RolloutSettings", "load_rollout_settings"]
 
@@ -17,8 +17,7 @@ _DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]+$")
 class RolloutSettings(BaseSettings):
     """Which policy runs, on how many simulated phones, and how long a call may take."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_ROLLOUT_", frozen=True,
-                                      extra="ignore")
+    model_config = settings_config("FLYWHEEL_ROLLOUT_")
 
     policy: str = Field(default="oracle", min_length=1,
                         description="oracle, random, noop, or MODULE:CLASS of a policy class.")

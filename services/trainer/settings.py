@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
 
-from schemas.settings import load_settings
+from schemas.settings import load_settings, settings_config
 
 __all__ = ["TrainerSettings", "load_trainer_settings"]
 
@@ -18,7 +18,7 @@ DEFAULT_POLL_TIMEOUT_MS = 500
 class TrainerSettings(BaseSettings):
     """Which model the trainer starts from, where checkpoints go, and how big each stage is."""
 
-    model_config = SettingsConfigDict(allow_inf_nan=False, env_prefix="FLYWHEEL_TRAINER_", frozen=True, extra="ignore")
+    model_config = settings_config("FLYWHEEL_TRAINER_")
 
     base_model: Path = Field(default=Path("var/models/smollm2-135m"),
                              description="Model directory the first SFT starts from.")
