@@ -92,19 +92,24 @@ def _quiet_clients() -> None:
 
 
 def watch_broker(bootstrap: str, name: str, *, every_s: float = EVERY_S, misses: int = MISSES,
-                 grace_s: float = GRACE_S, exit_now: bool = False) -> threading.Thread:
-    """Starts the watchdog thread for the service `name` on `bootstrap` and returns it. With
-    `exit_now` (faust workers, whose shutdown against a dead broker only prints tracebacks) the
-    process ends right after the sentence instead of stopping through SIGTERM."""
+                 grace_s: float = GRACE_S, exit_now: bool = False) -> threading.Event:
+    """Starts the watchdog thread for the service `name` on `bootstrap`; returns the event that
+    stops it (set it when the service has stopped, so a watchdog never outlives its service in
+    a process that goes on, such as a test's). With `exit_now` (faust workers, whose shutdown
+    against a dead broker only prints tracebacks) the process ends right after the sentence
+    instead of stopping through SIGTERM."""
     _quiet_clients()
-    died = threading.Event()
+    died, done = threading.Event(), threading.Event()
     atexit.register(lambda: _exit_1() if died.is_set() else None)
 
     def watch() -> None:
         failures = 0
         while failures < misses:
-            time.sleep(every_s)
+            if done.wait(every_s):
+                return
             failures = 0 if kafka_answers(bootstrap) else failures + 1
+        if done.is_set():
+            return
         died.set()
         for client in CLIENT_LOGGERS:  # their retries against the dead broker say nothing new
             logging.getLogger(client).setLevel(logging.CRITICAL + 1)
@@ -115,9 +120,8 @@ def watch_broker(bootstrap: str, name: str, *, every_s: float = EVERY_S, misses:
             time.sleep(grace_s)
         _exit_1()
 
-    thread = threading.Thread(target=watch, name=f"{name}-broker-watch", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=watch, name=f"{name}-broker-watch", daemon=True).start()
+    return done
 
 
 def _exit_1() -> None:

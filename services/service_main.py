@@ -37,13 +37,16 @@ def run_service(load_settings: Callable[[], S], run: Callable[[S, str, threading
     except SettingsError as error:
         sys.exit(f"error: {error}")
     bootstrap, started = ensure_broker(BusSettings())
+    watch = None
     if started is None:  # a broker of its own dies with it; another's death stops the service
-        watch_broker(bootstrap, getattr(run, "__module__", "the service").rsplit(".", 1)[0])
+        watch = watch_broker(bootstrap, getattr(run, "__module__", "the service").rsplit(".", 1)[0])
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         return run(settings, bootstrap, stop)
     finally:
+        if watch is not None:
+            watch.set()  # the service has stopped: so has its watchdog
         if started is not None:
             started.stop()
