@@ -45,7 +45,7 @@ from devices.adb.phone import AdbPhone
 from devices.adb.settings import AdbSettings
 from devices.protocol import TaskInstance
 from devices.sim import SimPhone
-from schemas.actions import Click, NavigateBack, NavigateHome, OpenApp, ToolCall
+from schemas.actions import Click, NavigateBack, NavigateHome, OpenApp, ToolCall, Wait
 from tests.devices.fake_adbd import RealAdbServer, StockAndroid, stock_device
 
 __all__ = ["main"]
@@ -271,19 +271,64 @@ def adb_figures(reps: int, server: RealAdbServer, serial: str, blob_dir: Path) -
         ("AdbPhone clock.list_alarms", ToolCall(name="clock.list_alarms", arguments={})),
         ("AdbPhone open_app + home", None),
     )
+    BREAKDOWN.clear()
     for name, action in per_action:
+        phone.adb.spent.clear()
         if action is None:
             def run() -> None:
                 phone.act(OpenApp(app_name="settings"))
                 phone.act(NavigateHome())
             cost = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, run)) / 2
+            done = reps * ADB_ACTIONS * 2
         else:
             cost = _median(reps, lambda a=action: _per_call_ms(ADB_ACTIONS, lambda: phone.act(a)))
+            done = reps * ADB_ACTIONS
         figures.append(Figure(name, "ms", cost, base, raw))
-    observe = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, phone.observe))
-    figures.append(Figure("AdbPhone observe (dump + pull)", "ms", observe, base, raw))
+        BREAKDOWN.append(_breakdown(name, cost, phone.adb.spent, done, raw))
+    phone.act(NavigateHome())
+    phone.adb.spent.clear()
+    observe = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: (phone.act(Wait(seconds=0.01)))))
+    figures.append(Figure("AdbPhone observation after an action (dump + pull)", "ms",
+                          observe, base, raw))
+    BREAKDOWN.append(_breakdown("AdbPhone observation after an action", observe, phone.adb.spent,
+                                reps * ADB_ACTIONS, raw))
+    phone.adb.spent.clear()
+    reused = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, phone.observe))
+    figures.append(Figure("AdbPhone observe, nothing sent since (dump reused)", "ms",
+                          reused, base, raw))
+    BREAKDOWN.append(_breakdown("AdbPhone observe, nothing sent since", reused, phone.adb.spent,
+                                reps * ADB_ACTIONS, raw))
     phone.close()
+    quiet = AdbPhone(serial, settings=_adb_settings(server, serial, blob_dir).model_copy(
+        update={"screenshots": True}))
+    quiet.reset(BENCH_TASK)
+    quiet.adb.spent.clear()
+    tool = ToolCall(name="settings.get", arguments={"key": "wifi"})
+    bare = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: quiet.act(tool)))
+    figures.append(Figure("AdbPhone settings.get with a screenshot", "ms", bare, base, raw))
+    BREAKDOWN.append(_breakdown("AdbPhone settings.get with a screenshot", bare, quiet.adb.spent,
+                                reps * ADB_ACTIONS, raw))
+    quiet.close()
     return figures
+
+
+#: Where each AdbPhone action's time went (filled by adb_figures): one row per action.
+BREAKDOWN: list[dict[str, float | str]] = []
+#: The kinds of adb call the breakdown shows, in order (the rest of an action is Python).
+CALL_KINDS = ("shell", "dump", "screencap", "pull", "push")
+
+
+def _breakdown(name: str, per_action_ms: float, spent: dict[str, float], actions: int,
+               raw_ms: float) -> dict[str, float | str]:
+    """Milliseconds per action in each kind of adb call (totals over the runs / actions), the
+    rest as Python, and the adb calls' time in raw shell round trips."""
+    row: dict[str, float | str] = {"action": name, "total": per_action_ms}
+    for kind in CALL_KINDS:
+        row[kind] = spent.get(kind, 0.0) * 1000 / actions
+    in_adb = sum(float(row[k]) for k in CALL_KINDS)
+    row["python"] = max(0.0, per_action_ms - in_adb)
+    row["round_trips"] = in_adb / raw_ms if raw_ms else 0.0
+    return row
 
 
 # ---- report -------------------------------------------------------------------------------
@@ -292,7 +337,7 @@ def measure(reps: int, console: Console,
             adb: tuple[RealAdbServer, str, Path] | None = None) -> list[Figure]:
     figures: list[Figure] = []
     with Progress(console=console, transient=True) as progress:
-        bar = progress.add_task("benchmarking", total=12 if adb is not None else 4)
+        bar = progress.add_task("benchmarking", total=14 if adb is not None else 4)
 
         def step(figure: Figure) -> None:
             figures.append(figure)
@@ -360,6 +405,15 @@ def main(reps: int = typer.Option(5, min=5, help="Repetitions per figure (median
         verdict = "meets" if tap.ratio <= ADB_TAP_TARGET else "misses"
         console.print(f"AdbCall tap: {tap.value:.2f} ms = {tap.ratio:.2f}× a raw socket round "
                       f"trip ({tap.baseline:.2f} ms); {verdict} the ≤{ADB_TAP_TARGET}× target")
+    if BREAKDOWN:
+        split = Table("action", "total ms", *(f"{k} ms" for k in CALL_KINDS), "python ms",
+                      "adb time in raw round trips",
+                      title="where an AdbPhone action's time goes (ms per action: total is the median, the split the mean)")
+        for row in BREAKDOWN:
+            split.add_row(str(row["action"]), *(f"{float(row[k]):.2f}" for k in
+                                                ("total", *CALL_KINDS, "python")),
+                          f"{float(row['round_trips']):.1f}")
+        console.print(split)
     if profile or tool < TOOL_STEPS_TARGET:
         profile_tool_steps(console)
 

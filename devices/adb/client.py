@@ -3,9 +3,10 @@
 Every adb call of the runner goes through `AdbCall`. Failures are sorted into three kinds:
 the device is gone (not found, offline, unauthorised, server unreachable) → retried, then
 `DeviceLost`; the call timed out or its connection broke after the request could have run →
-retried when the call is idempotent, else never sent again (a tap or a `content insert` would
-happen twice): the device is health-checked and `CallTimedOut` says it may have run; anything
-else the device reported → `DeviceError`. A shell
+retried when the call is idempotent; a write that may have run is never sent again blindly (a tap
+or a `content insert` would happen twice): the device is health-checked, then the caller's
+`landed` read-back decides (it ran: done; it did not: sent again), and without one `CallTimedOut`
+says it may have run; anything else the device reported → `DeviceError`. A shell
 command that ran and exited non-zero is a `CommandFailed` raised by the caller (`check`).
 
 adbutils is used through `NoSpawnClient`, which keeps its wire protocol but drops three habits
@@ -170,6 +171,11 @@ class AdbCall:
         self._device: adbutils.AdbDevice | None = None
         self.calls = 0
         self.retried = 0
+        self.read_back = 0  # writes whose connection broke and whose read-back showed they ran
+        # Seconds and calls per kind of call ("shell", "pull", "push", "screencap", or a caller's
+        # own label such as "dump"): where an action's time goes (bench/phone.py prints it).
+        self.spent: dict[str, float] = {}
+        self.counted: dict[str, int] = {}
 
     # -- device selection -------------------------------------------------------------------
 
@@ -181,12 +187,25 @@ class AdbCall:
         return self._serial
 
     def _only_serial(self) -> str:
-        ready = [s for s, state in self.devices() if state == "device"]
-        if len(ready) != 1:
-            raise DeviceLost(
-                f"expected exactly one ready device on adb server {self.settings.host}:"
-                f"{self.settings.port} but found {len(ready)}; set FLYWHEEL_ADB_SERIAL")
-        return ready[0]
+        listed = self.devices()
+        ready = [s for s, state in listed if state == "device"]
+        if len(ready) == 1:
+            return ready[0]
+        where = f"adb server {self.settings.host}:{self.settings.port}"
+        if not listed:
+            raise DeviceLost(f"no device is attached to the {where}; connect one (adb -P "
+                             f"{self.settings.port} connect HOST:PORT, or USB) and check 'adb devices'")
+        if not ready:
+            states = ", ".join(f"{s} is {state}" for s, state in listed)
+            raise DeviceLost(f"no device on the {where} is ready ({states}); unlock the phone and "
+                             f"accept its USB debugging prompt, or reconnect it")
+        raise DeviceLost(f"{len(ready)} ready devices on the {where} ({', '.join(ready)}); set "
+                         f"FLYWHEEL_ADB_SERIAL to the one to use")
+
+    def state(self) -> str | None:
+        """The device's state on the server ('device', 'offline', 'unauthorized', …), or None
+        when the server does not list it; a server that does not answer raises DeviceLost."""
+        return next((state for s, state in self.devices() if s == self.serial), None)
 
     def _dev(self) -> adbutils.AdbDevice:
         if self._device is None:
@@ -199,7 +218,7 @@ class AdbCall:
             return [(info.serial, info.state) for info in self._client.list()]
         except (AdbError, OSError) as error:
             raise DeviceLost(f"the adb server at {self.settings.host}:{self.settings.port} did "
-                             f"not answer ({error}); start it with 'adb start-server'") from None
+                             f"not answer ({error}); start it with 'adb -P {self.settings.port} start-server'") from None
 
     def is_present(self) -> bool:
         """True when the device is listed by the server in state 'device'."""
@@ -211,8 +230,13 @@ class AdbCall:
     # -- the calls ------------------------------------------------------------------------
 
     def shell(self, command: Sequence[str] | str, *, idempotent: bool = False,
-              timeout_s: float | None = None) -> ShellOutput:
-        """Runs one shell command (shell protocol v2, so stdout, stderr and exit code are kept)."""
+              timeout_s: float | None = None, landed: Callable[[], bool] | None = None,
+              kind: str = "shell") -> ShellOutput:
+        """Runs one shell command (shell protocol v2, so stdout, stderr and exit code are kept).
+
+        `landed` reads the state back after a write whose connection broke when it may have run:
+        True means it ran (the call answers as a success with empty output), False that it did
+        not (it is sent again); with no `landed`, such a write raises `CallTimedOut`."""
         args = list(command) if not isinstance(command, str) else command
         label = args if isinstance(args, str) else " ".join(args)
         limit = timeout_s or self.settings.call_timeout_s
@@ -225,17 +249,22 @@ class AdbCall:
                                stdout=result.stdout if split else result.output,
                                stderr=result.stderr)
 
-        return self._call(f"shell '{label[:80]}'", run, idempotent=idempotent)
+        ran = None if landed is None else (
+            lambda: ShellOutput(command=label, exit_code=0, stdout=b"") if landed() else None)
+        return self._call(f"shell '{label[:80]}'", run, idempotent=idempotent, recover=ran, kind=kind)
 
-    def pull(self, path: str) -> bytes:
+    def pull(self, path: str, *, kind: str = "pull") -> bytes:
         """The bytes of a device file, read over the sync protocol."""
         return self._call(f"pull {path}", lambda: self._dev().sync.read_bytes(path),
-                          idempotent=True)
+                          idempotent=True, kind=kind)
 
     def check(self, command: Sequence[str] | str, *, idempotent: bool = False,
-              timeout_s: float | None = None) -> str:
-        """Runs one shell command and returns its stdout; a non-zero exit is CommandFailed."""
-        out = self.shell(command, idempotent=idempotent, timeout_s=timeout_s)
+              timeout_s: float | None = None, landed: Callable[[], bool] | None = None,
+              kind: str = "shell") -> str:
+        """Runs one shell command and returns its stdout; a non-zero exit is CommandFailed
+        (`landed` and `kind` as in `shell`)."""
+        out = self.shell(command, idempotent=idempotent, timeout_s=timeout_s, landed=landed,
+                         kind=kind)
         if out.exit_code != 0:
             said = (out.error_text or out.text).strip()
             raise CommandFailed(f"'{out.command[:60]}' failed on {self._serial} (exit "
@@ -246,11 +275,11 @@ class AdbCall:
     def push(self, data: bytes, path: str) -> None:
         """Writes `data` to a device file over the sync protocol (mode 0644)."""
         self._call(f"push {path}", lambda: self._dev().sync.push(data, path, mode=0o644),
-                   idempotent=True)
+                   idempotent=True, kind="push")
 
     def screencap(self) -> bytes:
         """A PNG screenshot of the current screen."""
-        out = self.shell(["screencap", "-p"], idempotent=True)
+        out = self.shell(["screencap", "-p"], idempotent=True, kind="screencap")
         if not out.stdout.startswith(PNG_SIGNATURE):
             raise DeviceError(f"screencap on {self.serial} returned {len(out.stdout)} bytes that "
                               f"are not a PNG; check that the screen is on and unlocked")
@@ -258,7 +287,17 @@ class AdbCall:
 
     # -- retry engine ---------------------------------------------------------------------
 
-    def _call(self, what: str, run: Callable[[], T], *, idempotent: bool) -> T:
+    def _call(self, what: str, run: Callable[[], T], *, idempotent: bool,
+              recover: Callable[[], T | None] | None = None, kind: str = "shell") -> T:
+        started = time.perf_counter()
+        try:
+            return self._tries(what, run, idempotent=idempotent, recover=recover)
+        finally:
+            self.spent[kind] = self.spent.get(kind, 0.0) + time.perf_counter() - started
+            self.counted[kind] = self.counted.get(kind, 0) + 1
+
+    def _tries(self, what: str, run: Callable[[], T], *, idempotent: bool,
+               recover: Callable[[], T | None] | None) -> T:
         tries = self.settings.retries + 1
         delay = self.settings.retry_backoff_s
         last: Exception | None = None
@@ -272,7 +311,20 @@ class AdbCall:
                 if kind is None:
                     raise DeviceError(f"adb {what} on {self._serial} failed: {error}") from None
                 if not idempotent and (kind is _TimedOut or _may_have_run(error)):
-                    self._after_ambiguous_failure(what, error, timed_out=kind is _TimedOut)
+                    self._after_ambiguous_failure(what, error, timed_out=kind is _TimedOut,
+                                                  read_back=recover is not None)
+                    self._device = None
+                    self._client.forget_version()
+                    if recover is not None and (done := recover()) is not None:
+                        self.read_back += 1
+                        logger.warning("adb %s on %s: %s; the read-back shows it ran, so it is not "
+                                       "sent again", what, self._serial, error)
+                        return done
+                    if kind is _TimedOut:  # it did not land yet, but a slow command may still run
+                        raise CallTimedOut(
+                            f"adb {what} on {self._serial} timed out after "
+                            f"{self.settings.call_timeout_s}s and has not taken effect yet; it was "
+                            "not sent again because it may still run; observe before acting again")
                 logger.warning("adb %s on %s: %s (try %d of %d)", what, self._serial, error,
                                attempt, tries)
                 self._device = None  # reopen the transport on the next try
@@ -286,11 +338,23 @@ class AdbCall:
             f"device {self._serial} stopped answering: adb {what} failed {tries} times "
             f"(last error: {last}); reconnect the device and start a new episode") from None
 
-    def _after_ambiguous_failure(self, what: str, error: BaseException, *, timed_out: bool) -> None:
+    def _comes_back(self) -> bool:
+        """Whether the device is listed again within the health-check time (a dropped TCP or USB
+        link is reconnected by the adb server in a moment)."""
+        deadline = time.monotonic() + HEALTH_CHECK_TIMEOUT_S
+        while not self.is_present():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def _after_ambiguous_failure(self, what: str, error: BaseException, *, timed_out: bool,
+                                 read_back: bool = False) -> None:
         """A non-idempotent call timed out or lost its connection after it may have reached the
-        device (a tap, a `content insert`): it may have run, so it is never repeated blindly;
-        the caller reads the state back (or the policy observes the screen) before acting again."""
-        if not self.is_present():
+        device (a tap, a `content insert`): it may have run, so it is never repeated blindly.
+        The device must still answer; then, with a `read_back`, the caller's read decides, and
+        without one `CallTimedOut` tells the policy to observe the screen before acting again."""
+        if not self._comes_back():
             raise DeviceLost(f"device {self._serial} disappeared while running adb {what}; "
                              f"reconnect it and start a new episode") from None
         try:
@@ -298,6 +362,8 @@ class AdbCall:
         except (AdbError, OSError, EOFError):
             raise DeviceLost(f"device {self._serial} stopped answering during adb {what}; "
                              f"reconnect it and start a new episode") from None
+        if read_back:
+            return
         how = (f"timed out after {self.settings.call_timeout_s}s" if timed_out
                else f"lost its connection ({error})")
         raise CallTimedOut(f"adb {what} on {self._serial} {how} and was not sent again because it may "

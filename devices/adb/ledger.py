@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +22,15 @@ from devices.adb.stock import (
     delete_contact,
     dismiss_intent,
     insert_contact,
+    read_clock,
     read_device_state,
     setting_write_commands,
 )
 from devices.adb.tools import alarm_intent
 from devices.protocol import DeviceError
 
-__all__ = ["LEDGER_VERSION", "Ledger", "StockRestore", "converge", "load_ledger", "save_ledger"]
+__all__ = ["LEDGER_VERSION", "Ledger", "StockRestore", "converge", "differences", "load_ledger",
+           "save_ledger"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,21 +128,49 @@ def converge(adb: AdbCall, target: Ledger, *, baseline: Ledger | None = None
     times = sorted(a["time"] for a in state["tables"]["clock"]["alarms"].values())
     dismissed = set_ = 0
     for time in sorted(set(times) - set(target.alarms)):
-        _intent(adb, dismiss_intent(time))
+        _intent(adb, dismiss_intent(time), lambda t=time: t not in _alarm_times(adb))
         dismissed += 1
     for time in sorted(set(target.alarms) - set(times)):
-        _intent(adb, alarm_intent(time, None, None))
+        _intent(adb, alarm_intent(time, None, None), lambda t=time: t in _alarm_times(adb))
         set_ += 1
     commands = [c for key, value in target.settings.items()
                 if state["settings"].get(key) != value for c in setting_write_commands(key, value)]
-    if commands:
-        adb.check(" && ".join(shlex.join(c) for c in commands))
+    if commands:  # writing a value twice is writing it once
+        adb.check(" && ".join(shlex.join(c) for c in commands), idempotent=True)
     return StockRestore(deleted, created, dismissed, set_, len(commands))
 
 
-def _intent(adb: AdbCall, command: list[str]) -> None:
+def differences(adb: AdbCall, target: Ledger) -> list[str]:
+    """What the phone, read back now, still holds differently from `target` (empty: the reset
+    took): contacts by their fields, alarm times, settings."""
+    state = read_device_state(adb)
+    have = sorted(_fields(row) for row in state["tables"]["contacts"]["contacts"].values())
+    want = sorted(_fields(row) for row in target.contacts.values())
+    found = []
+    if have != want:
+        extra = [row[0] for row in have if row not in want]
+        gone = [row[0] for row in want if row not in have]
+        found.append(f"contacts: {len(extra)} unexpected {extra[:3]}, {len(gone)} missing {gone[:3]}")
+    times = sorted(a["time"] for a in state["tables"]["clock"]["alarms"].values())
+    if times != sorted(target.alarms):
+        found.append(f"alarms at {times}, wanted {sorted(target.alarms)}")
+    wrong = {k: state["settings"].get(k) for k, v in target.settings.items() if state["settings"].get(k) != v}
+    if wrong:
+        found.append(f"settings {wrong} (wanted {({k: target.settings[k] for k in wrong})})")
+    return found
+
+
+def _fields(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(row.get(k)) for k in CONTACT_FIELDS)
+
+
+def _alarm_times(adb: AdbCall) -> set[str]:
+    return {a["time"] for a in read_clock(adb)[0].values()}
+
+
+def _intent(adb: AdbCall, command: list[str], landed: Callable[[], bool]) -> None:
     try:
-        adb.check(command)
+        adb.check(command, landed=landed)
     except CommandFailed as error:
         raise DeviceError(f"the clock app refused '{' '.join(command[:4])}': {error}") from None
 

@@ -29,7 +29,7 @@ from typing import Any
 from devices.adb import stock
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall
-from devices.adb.ledger import Ledger, converge, load_ledger, save_ledger
+from devices.adb.ledger import Ledger, converge, differences, load_ledger, save_ledger
 from devices.adb.provider import (
     LAUNCHER_PACKAGE,
     PACKAGE_PREFIX,
@@ -152,6 +152,10 @@ class AdbPhone:
         self.max_steps = 30
         self._screen: list[UIElement] = []
         self._closed = False
+        # The last UI dump while nothing has been sent to the phone since (None: dump again).
+        # Back-to-back observations (the harness, a GUI oracle looking twice) reuse it.
+        self._unchanged_dump: str | None = None
+        self.dumps_reused = 0
 
     # -- catalogue ------------------------------------------------------------------------
 
@@ -165,6 +169,7 @@ class AdbPhone:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Runs one tool outside an episode step (no clock advance, not logged)."""
+        self._unchanged_dump = None
         return self.tool_runner.call(name, arguments)
 
     # -- Device protocol -------------------------------------------------------------------
@@ -173,6 +178,7 @@ class AdbPhone:
         """Puts the phone back and loads the task's state (stock: undo what Flywheel changed;
         companion: clear every Flywheel app and restore default settings)."""
         self._check_open()
+        self._unchanged_dump = None
         if self.stock:
             # HOME alone leaves an app on its sub-page (Settings would resume on Display): every
             # app the stock profile drives is force-stopped, so each episode starts it fresh.
@@ -237,6 +243,7 @@ class AdbPhone:
         self.clock_ms += self.settings.step_ms
         if isinstance(action, Wait):
             self.clock_ms += int(action.seconds * 1000)
+        self._unchanged_dump = None  # whatever the action sends may change the screen
         try:
             result = self._dispatch(action)
         except DeviceLost:
@@ -310,6 +317,10 @@ class AdbPhone:
                               f"{error.message}") from None
         if ledger.contacts != before.contacts:
             save_ledger(self.adb, self.settings.ledger_path, ledger)
+        left = differences(self.adb, target)
+        if left:  # the runner reports it as reset_failed: the episode cannot start on this state
+            raise DeviceError(f"the reset of {self.device_id} did not take; read back: "
+                              f"{'; '.join(left)}")
 
     def device_state(self) -> dict[str, Any]:
         """The phone's part of a final state, read from the phone: tables by row id, settings
@@ -353,6 +364,7 @@ class AdbPhone:
         self._check_open()
         if not isinstance(snapshot, AdbSnapshot):
             raise DeviceError("restore needs a snapshot taken by AdbPhone.snapshot()")
+        self._unchanged_dump = None
         if self.stock:
             converge(self.adb, Ledger(
                 {str(r["id"]): dict(r) for r in snapshot.tables["contacts.contacts"]},
@@ -465,20 +477,25 @@ class AdbPhone:
 
     def _dump(self) -> str:
         if self.settings.dump_mode == "tty":
-            return strip_dump_trailer(self._shell(["uiautomator", "dump", "/dev/tty"],
-                                                  idempotent=True))
+            return strip_dump_trailer(self.adb.check(["uiautomator", "dump", "/dev/tty"],
+                                                     idempotent=True, kind="dump"))
         path = self.settings.dump_path
         # The old dump goes first and stderr is read too: AOSP 14 reports "ERROR: could not get
         # idle state." on stderr, exits 0 and leaves the previous file, a stale screen.
-        out = self.adb.shell(f"rm -f {shlex.quote(path)}; uiautomator dump {shlex.quote(path)}", idempotent=True)
+        out = self.adb.shell(f"rm -f {shlex.quote(path)}; uiautomator dump {shlex.quote(path)}",
+                             idempotent=True, kind="dump")
         said = f"{out.text}{out.error_text}"
         if out.exit_code != 0 or "ERROR" in said or DUMP_TRAILER not in said:
             raise DeviceError(f"uiautomator dump failed on {self.device_id}: {said.strip()[:200] or 'no output'}")
-        return self.adb.pull(path).decode("utf-8", errors="replace")
+        return self.adb.pull(path, kind="dump").decode("utf-8", errors="replace")
 
     def _observation(self, result: ToolResult | None = None) -> Observation:
         try:
-            xml = self._dump()
+            if self._unchanged_dump is None:
+                self._unchanged_dump = self._dump()
+            else:  # nothing was sent since that dump: the screen is the one it read
+                self.dumps_reused += 1
+            xml = self._unchanged_dump
             screen = parse_hierarchy(xml)
             package = root_package(xml)
         except ValueError as error:

@@ -49,7 +49,7 @@ class AdbSettings(BaseSettings):
         default="pull",
         description="How the UI tree is read: 'pull' dumps to a file and pulls it over sync, "
                     "'tty' dumps to /dev/tty and reads stdout (env FLYWHEEL_ADB_DUMP_MODE).")
-    dump_path: str = Field(default="/sdcard/window_dump.xml",
+    dump_path: str = Field(default="/data/local/tmp/flywheel-window_dump.xml",
                            description="Device path for the UI dump in 'pull' mode "
                                        "(env FLYWHEEL_ADB_DUMP_PATH).")
     screenshots: bool = Field(default=True,

@@ -274,11 +274,15 @@ def _contact(adb: AdbCall, contact_id: str) -> dict[str, Any]:
 
 def insert_contact(adb: AdbCall, fields: dict[str, Any]) -> str:
     """Creates a local (account-less) raw contact with its data rows; returns its id."""
-    before = {r["_id"] for r in _query(adb, CONTACTS_RAW, ["_id"])}
+    def raw_ids() -> set[Any]:
+        return {r["_id"] for r in _query(adb, CONTACTS_RAW, ["_id"])}
+
+    before = raw_ids()
     adb.check(["content", "insert", "--uri", CONTACTS_RAW, "--bind", "account_type:n:",
                "--bind", "account_name:n:",
-               "--bind", f"starred:i:{1 if fields.get('starred') else 0}"])
-    created = [r["_id"] for r in _query(adb, CONTACTS_RAW, ["_id"]) if r["_id"] not in before]
+               "--bind", f"starred:i:{1 if fields.get('starred') else 0}"],
+              landed=lambda: bool(raw_ids() - before))
+    created = [i for i in raw_ids() if i not in before]
     if len(created) != 1:
         raise ToolFailure(f"the contacts provider created {len(created)} raw contacts for one "
                           f"insert; check the phone's contacts")
@@ -288,8 +292,15 @@ def insert_contact(adb: AdbCall, fields: dict[str, Any]) -> str:
                  "--bind", f"data1:s:{value}"]
                 for name, value in fields.items() if name in FIELD_MIMES and value is not None]
     if commands:
-        adb.check(_join(commands))
+        adb.check(_join(commands), landed=lambda: _holds(adb, contact_id, fields))
     return contact_id
+
+
+def _holds(adb: AdbCall, contact_id: str, fields: dict[str, Any]) -> bool:
+    """Whether the contact's fields already read `fields` (the read-back after a dropped write)."""
+    contact = read_contacts(adb).get(contact_id) or {}
+    return all(contact.get(name) == value for name, value in fields.items()
+               if name in FIELD_MIMES and value is not None)
 
 
 def delete_contact(adb: AdbCall, contact_id: str) -> None:
@@ -315,7 +326,7 @@ def _update_contact(adb: AdbCall, contact_id: str, fields: dict[str, Any]) -> No
                              f"data1:s:{value}", "--where",
                              f"raw_contact_id={int(contact_id)} AND mimetype={_quote(mime)}"])
     if commands:
-        adb.check(_join(commands))
+        adb.check(_join(commands), landed=lambda: _holds(adb, contact_id, fields))
 
 
 # -- files on shared storage -----------------------------------------------------------------
@@ -352,8 +363,10 @@ def file_row(path: str, size: int) -> dict[str, Any] | None:
             "size_kb": max(1, -(-size // 1024))}
 
 
-def read_files(adb: AdbCall) -> dict[str, dict[str, Any]]:
-    """Every file in an album under FILES_ROOT, by id (its path under the root)."""
+def list_all_files(adb: AdbCall) -> dict[str, int]:
+    """Every file under FILES_ROOT at any depth, path → size in bytes (toybox `find -exec stat`).
+    A line that is not `SIZE PATH` under the root fails the read with the raw output, so no file
+    is ever hidden from a reset or a checker."""
     out = adb.shell(["find", FILES_ROOT, "-type", "f", "-exec", "stat", "-c", "%s %n", "{}", "+"],
                     idempotent=True)
     if out.exit_code != 0:
@@ -362,10 +375,21 @@ def read_files(adb: AdbCall) -> dict[str, dict[str, Any]]:
         raise CommandFailed(f"listing {FILES_ROOT} failed (exit {out.exit_code}): "
                             f"{(out.error_text or out.text).strip()[:160]}", out.exit_code,
                             out.error_text + out.text)
-    files: dict[str, dict[str, Any]] = {}
+    found: dict[str, int] = {}
     for line in out.text.splitlines():
         size, _, path = line.partition(" ")
-        row = file_row(path, int(size)) if size.isdigit() else None
+        if not size.isdigit() or not path.startswith(FILES_ROOT + "/"):
+            raise CommandFailed(f"listing {FILES_ROOT} printed a line that is not 'SIZE PATH' under "
+                                f"it: {line[:160]!r}", out.exit_code, out.text)
+        found[path] = int(size)
+    return found
+
+
+def read_files(adb: AdbCall) -> dict[str, dict[str, Any]]:
+    """Every file in an album under FILES_ROOT, by id (its path under the root)."""
+    files: dict[str, dict[str, Any]] = {}
+    for path, size in list_all_files(adb).items():
+        row = file_row(path, size)
         if row is not None:
             files[row["id"]] = row
     return files
@@ -398,8 +422,13 @@ def _files_move(adb: AdbCall, args: dict[str, Any]) -> Any:
         return row
     if target in read_files(adb):
         raise ToolFailure(f"{album} already holds a file named {row['name']}.")
+    def moved() -> bool:
+        now = read_files(adb)
+        return target in now and row["id"] not in now
+
     adb.check(_join([["mkdir", "-p", f"{FILES_ROOT}/{album}"],
-                     ["mv", "--", f"{FILES_ROOT}/{row['id']}", f"{FILES_ROOT}/{target}"]]))
+                     ["mv", "--", f"{FILES_ROOT}/{row['id']}", f"{FILES_ROOT}/{target}"]]),
+              landed=moved)
     return _file(adb, target)
 
 
@@ -413,12 +442,16 @@ def place_files(adb: AdbCall, wanted: dict[str, int]) -> tuple[int, int]:
     """Makes FILES_ROOT hold exactly `wanted` (id → size in KiB); returns (deleted, written).
 
     Files are compared by id and size; a missing or different one is written with filler
-    bytes of its size (tasks care about names, albums and sizes, not contents)."""
-    current = read_files(adb)
+    bytes of its size (tasks care about names, albums and sizes, not contents). Anything else
+    under the root — a file outside an album, or in a folder inside one — is removed, and the
+    result is read back: a root that still differs is a DeviceError (the reset failed)."""
+    present = list_all_files(adb)
+    current = {row["id"]: row for path, size in present.items() if (row := file_row(path, size))}
     extra = [fid for fid, row in current.items() if wanted.get(fid) != row["size_kb"]]
-    if extra:
-        adb.check(_join([["rm", "-f", "--", f"{FILES_ROOT}/{fid}"] for fid in extra]),
-                  idempotent=True)
+    stray = [path for path, size in present.items() if file_row(path, size) is None]
+    doomed = [f"{FILES_ROOT}/{fid}" for fid in extra] + stray
+    if doomed:
+        adb.check(_join([["rm", "-f", "--", path] for path in doomed]), idempotent=True)
     written = 0
     for fid, size_kb in sorted(wanted.items()):
         if fid in current and fid not in extra:
@@ -429,7 +462,15 @@ def place_files(adb: AdbCall, wanted: dict[str, int]) -> tuple[int, int]:
         adb.check(["mkdir", "-p", f"{FILES_ROOT}/{album}"], idempotent=True)
         adb.push(b"\0" * (size_kb * 1024), f"{FILES_ROOT}/{fid}")
         written += 1
-    return len(extra), written
+    after = list_all_files(adb)
+    held = {row["id"]: row["size_kb"] for path, size in after.items() if (row := file_row(path, size))}
+    if held != wanted or len(after) != len(held):
+        left = sorted(set(after) - {f"{FILES_ROOT}/{fid}" for fid in wanted})
+        missing = sorted(set(wanted) - set(held))
+        raise DeviceError(f"placing the task's files left {FILES_ROOT} different from the task: "
+                          f"{len(left)} unexpected ({', '.join(left[:3])}), {len(missing)} missing "
+                          f"({', '.join(missing[:3])})")
+    return len(doomed), written
 
 
 # -- alarms and timers -----------------------------------------------------------------------
@@ -547,7 +588,7 @@ def _settings_toggle(adb: AdbCall, args: dict[str, Any]) -> Any:
 def _write_setting(adb: AdbCall, key: str, value: Any, previous: Any) -> Any:
     """Writes a setting and reads it back: a write the phone took without effect (battery saver
     while charging, DND under a policy) is a failure naming what the phone reports, not success."""
-    adb.check(_join(setting_write_commands(key, value)))
+    adb.check(_join(setting_write_commands(key, value)), idempotent=True)  # writing a value twice is once
     now = read_setting(adb, key)
     if now != value:
         raise ToolFailure(f"the phone accepted setting {key} to {value!r} but still reports {now!r} "
@@ -596,8 +637,13 @@ def _contacts_update(adb: AdbCall, args: dict[str, Any]) -> Any:
 
 
 def _set_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
-    adb.check(alarm_intent(args["time"], args.get("label"), args.get("days")))
-    found = [a for a in read_clock(adb)[0].values() if a["time"] == args["time"]]
+    def at_time() -> list[dict[str, Any]]:
+        return [a for a in read_clock(adb)[0].values() if a["time"] == args["time"]]
+
+    before = len(at_time())
+    adb.check(alarm_intent(args["time"], args.get("label"), args.get("days")),
+              landed=lambda: len(at_time()) > before)
+    found = at_time()
     if not found:
         raise ToolFailure(f"the clock app accepted the alarm intent but no {args['time']} alarm "
                           f"appears in dumpsys alarm")
@@ -612,13 +658,14 @@ def _delete_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
     alarm = read_clock(adb)[0].get(args["id"])
     if alarm is None:
         raise NotFound(f"There is no alarm with id '{args['id']}'.")
-    adb.check(dismiss_intent(alarm["time"]))
+    adb.check(dismiss_intent(alarm["time"]), landed=lambda: args["id"] not in read_clock(adb)[0])
     return alarm
 
 
 def _start_timer(adb: AdbCall, args: dict[str, Any]) -> Any:
     before = len(read_clock(adb)[1])
-    adb.check(timer_intent(args["seconds"], args.get("label")))
+    adb.check(timer_intent(args["seconds"], args.get("label")),
+              landed=lambda: len(read_clock(adb)[1]) > before)
     timers = list(read_clock(adb)[1].values())
     if len(timers) <= before:
         raise ToolFailure("the clock app accepted the timer intent but no new timer appears in "

@@ -15,6 +15,7 @@ from typing import Any
 from devices.harness.harness import Harness
 from devices.suite.derived import derived_rules
 from devices.suite.episode import StepHook
+from devices.suite.identifiability import catalogue_identification
 from devices.suite.registry import FAMILIES, all_templates
 from devices.suite.sufficiency import RULES
 from devices.suite.template import TIERS, Template
@@ -111,6 +112,7 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
         "prompt_chars_per_step": _spread(context_chars),
         "templates_with_derived_values": {rule: sum(rule in r for r in derived.values()) for rule in RULES},
         "derived_values": derived,
+        "catalogue_identification": catalogue_identification("test", 3, seed),
     }
 
 

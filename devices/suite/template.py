@@ -15,7 +15,8 @@ from schemas.observations import Observation
 from schemas.tasks import Family, Split
 from schemas.verdicts import CheckerKind
 
-__all__ = ["TIERS", "Observe", "OracleScript", "PoolError", "SplitError", "Template", "Tier", "tier_for"]
+__all__ = ["APPS", "TIERS", "Observe", "OracleScript", "PoolError", "SplitError", "Template", "Tier",
+           "catalogue_apps", "tier_for"]
 
 # What the oracle calls to see the observation after its last action.
 Observe = Callable[[], Observation]
@@ -34,6 +35,25 @@ def tier_for(actions: float, chain: int) -> Tier:
     if actions <= 2 and chain <= 1:
         return "easy"
     return "medium"
+
+# Every app of the simulated phone (devices.sim.apps), the pool distractor apps are drawn from.
+APPS = ("bank", "calendar", "clock", "contacts", "email", "files", "health", "maps", "messages",
+        "music", "notes", "recipes", "reminders", "settings", "shopping", "travel", "weather")
+# How many apps beyond its own a task's catalogue shows (drawn per instance).
+DISTRACTORS = (2, 3)
+
+
+def catalogue_apps(apps: tuple[str, ...] | list[str], seed: int, pool: tuple[str, ...] = APPS) -> list[str]:
+    """The apps a task's catalogue shows: the template's own plus 2 or 3 distractors from `pool`,
+    drawn from the instance seed on a stream of their own (the parameters stay as they were), in
+    name order so nothing tells the two apart. A catalogue then no longer names its template, and
+    a policy must still pick the right app (or sub-agent, or skill) among ones it could use."""
+    own = set(apps)
+    rng = random.Random(f"distractors:{seed}")
+    free = [app for app in pool if app not in own]
+    count = min(len(free), rng.randint(*DISTRACTORS))
+    return sorted(own | set(rng.sample(free, count)))
+
 
 # Most tasks take a handful of tool calls; 30 steps leaves room for detours and GUI work.
 DEFAULT_MAX_STEPS = 30
@@ -64,8 +84,10 @@ class Template(ABC):
     list_pools: ClassVar[Mapping[str, Pool]] = {}
     test_only: ClassVar[bool] = False
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
-    # The apps whose tools the harness shows for this task (empty = all).
+    # The apps the task needs; the catalogue shows them plus distractors (`catalogue_apps`).
     apps: ClassVar[tuple[str, ...]] = ()
+    # Where the distractor apps are drawn from (sub-agent tasks: apps some helper works in).
+    distractor_apps: ClassVar[tuple[str, ...]] = APPS
     tier: ClassVar[Tier] = "easy"
     # Whether the task needs a value the goal does not state, found mid-episode, and the
     # longest chain of dependent lookups its oracle makes (one result decides the next call).
@@ -142,7 +164,8 @@ class Template(ABC):
             task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
             template=self.name, family=self.family, split=split, index=index, seed=seed,
             params=params, goal=self.goal(params), initial_state=state,
-            max_steps=self.max_steps, apps=list(self.apps), tier=self.tier,
+            max_steps=self.max_steps, apps=catalogue_apps(self.apps, seed, self.distractor_apps),
+            tier=self.tier,
         )
 
     def describe(self) -> dict[str, Any]:

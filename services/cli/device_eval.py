@@ -44,9 +44,14 @@ def eval_on_adb(policy: str, n_per_template: int, suite_seed: int, as_json: bool
         raise typer.Exit(2) from None
     try:
         phone = AdbPhone(settings.serial, settings=settings)
-        if not phone.adb.is_present():
+        state = phone.adb.state()  # a server that does not answer says so itself
+        if state is None:
             raise DeviceError(f"device {phone.device_id} is not attached to the adb server at "
                               f"{settings.host}:{settings.port}; check `flywheel devices list`")
+        if state != "device":
+            raise DeviceError(f"device {phone.device_id} is {state} on the adb server at "
+                              f"{settings.host}:{settings.port}; unlock it and accept its USB "
+                              f"debugging prompt, or reconnect it")
     except DeviceError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None

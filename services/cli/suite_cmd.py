@@ -180,6 +180,10 @@ def stats(
     chars = data["prompt_chars_per_step"]
     console.print("context per oracle step (characters, median / p90): "
                   + ", ".join(f"{k} {v['median']:.0f} / {v['p90']:.0f}" for k, v in chars.items()))
+    named = data["catalogue_identification"]
+    console.print(f"catalogues that name their template alone: {named['identified']} of {named['instances']} "
+                  f"test instances ({named['share_identified']:.1%}); median {named['median_candidates']} "
+                  "templates could have shown a catalogue")
     derived = Table("template", "values the agent derives", title="Templates that need derived values")
     for name, rules in sorted(data["derived_values"].items()):
         derived.add_row(name, ", ".join(rules))

@@ -24,7 +24,7 @@ from devices.protocol import TaskInstance
 from devices.suite.diff import Allow
 from devices.suite.pools import Pool
 from devices.suite.seeding import instance_index, instance_rng, instance_seed
-from devices.suite.template import Observe, OracleScript, SplitError, Template
+from devices.suite.template import Observe, OracleScript, SplitError, Template, catalogue_apps
 from devices.suite.templates._kit import call, finish, result_value
 from schemas.actions import Click, OpenApp
 from schemas.observations import Observation
@@ -324,7 +324,8 @@ class WorldTemplate(Template):
             task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
             template=self.name, family=self.family, split=split, index=index, seed=seed,
             params=params, goal=self.goal(params), initial_state=w.overlay(),
-            start_clock_ms=w.clock_ms, max_steps=self.max_steps, apps=list(self.apps),
+            start_clock_ms=w.clock_ms, max_steps=self.max_steps,
+            apps=catalogue_apps(self.apps, seed, self.distractor_apps),
             tier=self.tier)
         return task, w.drawn
 

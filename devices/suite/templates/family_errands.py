@@ -24,7 +24,7 @@ from devices.protocol import TaskInstance
 from devices.suite.diff import Expectation
 from devices.suite.pools import Pool
 from devices.suite.seeding import instance_index, instance_rng, instance_seed
-from devices.suite.template import Observe, OracleScript, SplitError, Template
+from devices.suite.template import Observe, OracleScript, SplitError, Template, catalogue_apps
 from devices.suite.templates import (
     memory,
     memory_deep,
@@ -116,7 +116,8 @@ class FamilyErrand(Template):
             task_id=f"{self.name}-{split}-{i:05d}-{seed & 0xFFFFFFFF:08x}",
             template=self.name, family=self.family, split=split, index=index, seed=seed,
             params=params, goal=self.goal(params), initial_state=state,
-            start_clock_ms=task.start_clock_ms, max_steps=self.max_steps, apps=list(self.apps),
+            start_clock_ms=task.start_clock_ms, max_steps=self.max_steps,
+            apps=catalogue_apps(self.apps, seed, self.distractor_apps),
             tier=self.tier)
         return instance, drawn
 
@@ -145,6 +146,7 @@ def family_errand(tool: str, part: str) -> type[FamilyErrand]:
         "diff_memory": h.diff_memory,
         "part": h, "tool": t,
         "apps": (*t.apps, *h.apps),
+        "distractor_apps": h.distractor_apps,
         "tier": "hard",
         "needs_lookup": True,
         "chain": max(t.chain, h.chain),

@@ -42,7 +42,8 @@ from schemas.actions import Delegate, MemoryRead
 
 __all__ = ["TEMPLATES", "DoneBy"]
 
-# Every sub-agent task shows these apps, so every helper is on offer and the choice matters.
+# The apps some helper works in: a sub-agent task's distractor apps come from here, so helpers
+# beyond the one the task needs are on offer and the choice matters.
 ALL_HELPER_APPS = ("calendar", "clock", "contacts", "messages", "email", "maps", "shopping",
                    "files", "notes", "settings")
 
@@ -103,7 +104,7 @@ def results(observe: Observe) -> list[Any]:
 class _Team(Cluttered, Template):
     family = "subagent"
     checker = "collaboration"
-    apps = ALL_HELPER_APPS
+    distractor_apps = ALL_HELPER_APPS
 
     @property
     def parameters(self) -> dict[str, Any]:  # type: ignore[override]
@@ -137,6 +138,7 @@ class _WithContact(ContactPair, _Team):
 
 class PlaceToFriend(_WithContact):
     name = "sa_place_to_friend"
+    apps = ("contacts", "maps", "messages")
     goal_template = ("Find the best-rated {category} near me and text its address to {first} from "
                      "{company}. Hand each part to the helper made for it.")
     pools = MappingProxyType({"surname": SURNAMES, "place": PLACES})
@@ -169,6 +171,7 @@ class PlaceToFriend(_WithContact):
 
 class CheaperToNote(_Team):
     name = "sa_cheaper_to_note"
+    apps = ("notes", "shopping")
     goal_template = ("Which is cheaper right now, '{a}' or '{b}'? Have the winner's name written "
                      "in a note titled 'Cheaper pick'.")
     pools = MappingProxyType({"a": PRODUCTS, "b": PRODUCTS})
@@ -225,6 +228,7 @@ class _NotMentioned(Expectation):
 
 class EmailToEvent(_Team):
     name = "sa_email_to_event"
+    apps = ("calendar", "email")
     goal_template = ("Put the appointment from the email about the {topic} in my calendar as "
                      "'{title}', one hour long.")
     pools = MappingProxyType({"topic": TOPICS, "title": TITLES})
@@ -267,6 +271,7 @@ class EmailToEvent(_Team):
 
 class MeetingViaScheduler(_WithContact):
     name = "sa_meeting_via_scheduler"
+    apps = ("calendar", "contacts")
     goal_template = ("Get '{title}' with {first} from {company} into my calendar on {date}, "
                      "{start}-{end}, with them as the guest. One helper can do all of it.")
     pools = MappingProxyType({"title": TITLES})
@@ -298,6 +303,7 @@ class MeetingViaScheduler(_WithContact):
 
 class NoteToSetting(_Team):
     name = "sa_note_to_setting"
+    apps = ("notes", "settings")
     test_only = True
     goal_template = "Set the screen brightness to the level I wrote in my '{title}' note."
     pools = MappingProxyType({"title": SUBJECTS})
@@ -332,6 +338,7 @@ class NoteToSetting(_Team):
 
 class EtaToText(_WithContact):
     name = "sa_eta_to_text"
+    apps = ("contacts", "maps", "messages")
     goal_template = ("Text {first} from {company} how many minutes it takes me to get from home "
                      "to {place} by {mode}.")
     pools = MappingProxyType({"place": PLACES})
@@ -360,6 +367,7 @@ class EtaToText(_WithContact):
 
 class PhotoToContact(_WithContact):
     name = "sa_photo_to_contact"
+    apps = ("contacts", "files")
     goal_template = "Share the {album} photo from {date} with {first} from {company}."
     pools = MappingProxyType({"album": ALBUMS})
 
@@ -400,6 +408,7 @@ class PhotoToContact(_WithContact):
 
 class CheckoutHome(_Team):
     name = "sa_checkout_home"
+    apps = ("shopping",)
     goal_template = "Have my cart ordered and sent to my home address."
     pools = MappingProxyType({"street": STREETS})
 
@@ -431,6 +440,7 @@ class CheckoutHome(_Team):
 
 class LatestSubjectToNote(_WithContact):
     name = "sa_latest_subject_to_note"
+    apps = ("contacts", "email", "notes")
     goal_template = ("Make a note titled 'To answer' whose text is the subject of the latest email "
                      "from {first} from {company}.")
     pools = MappingProxyType({"subject": SUBJECTS})
@@ -472,6 +482,7 @@ class LatestSubjectToNote(_WithContact):
 
 class ParallelErrands(_Team):
     name = "sa_parallel_errands"
+    apps = ("maps", "shopping")
     goal_template = ("Two errands: put {quantity} of '{product}' in my cart, and save {place} to "
                      "my '{list}' list.")
     pools = MappingProxyType({"product": PRODUCTS, "place": PLACES, "list": LISTS})
@@ -512,6 +523,7 @@ class ParallelErrands(_Team):
 
 class AlarmBeforeEvent(_Team):
     name = "sa_alarm_before_event"
+    apps = ("calendar", "clock")
     goal_template = "Set an alarm one hour before my '{title}' starts."
     test_only = True
     pools = MappingProxyType({"title": TITLES})
@@ -545,6 +557,7 @@ class AlarmBeforeEvent(_Team):
 
 class CloserOfTwo(_Team):
     name = "sa_closer_of_two"
+    apps = ("maps",)
     checker = "state_and_answer"
     goal_template = ("Which is quicker to reach from home by {mode}: {a} or {b}? Have it worked "
                      "out and tell me just the name.")

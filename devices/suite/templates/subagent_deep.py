@@ -43,6 +43,7 @@ def _places(rng: random.Random, place: str, street: str, other: str) -> list[dic
 
 class EventPlaceToContact(_WithContact):
     name = "sa_event_place_to_contact"
+    apps = ("calendar", "contacts", "maps", "messages")
     goal_template = ("Text {first} from {company} the street address of the place my '{title}' is "
                      "at. Hand each part to the helper made for it.")
     pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "place": PLACES, "street": STREETS})
@@ -78,6 +79,7 @@ class EventPlaceToContact(_WithContact):
 
 class NextEventPlaceAndAlarm(_Team):
     name = "sa_next_event_place_and_alarm"
+    apps = ("calendar", "clock", "maps")
     goal_template = ("For my next '{title}': save the place it's at to my '{list}' list, and set an alarm "
                      "half an hour before it starts. Hand each part to the helper made for it.")
     pools = MappingProxyType({"title": TITLES, "list": LISTS, "place": PLACES, "street": STREETS})

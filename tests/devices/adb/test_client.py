@@ -120,3 +120,20 @@ def test_serial_is_resolved_when_only_one_device_is_attached(bare_server: FakeAd
                                                              tmp_path: Path) -> None:
     adb = AdbCall(make_settings(bare_server, tmp_path, serial=None))
     assert adb.serial == SERIAL
+
+
+def test_the_sentences_say_what_is_wrong_with_the_phone(bare_server: FakeAdbServer,
+                                                        tmp_path: Path) -> None:
+    """One offline phone is named as offline (not "found 0"), and the advice for a server
+    that does not answer names the configured port."""
+    bare_server.offline.add(SERIAL)
+    with pytest.raises(DeviceLost, match=rf"{SERIAL} is offline.*unlock the phone"):
+        _ = AdbCall(make_settings(bare_server, tmp_path, serial=None)).serial
+    assert AdbCall(make_settings(bare_server, tmp_path)).state() == "offline"
+    with FakeAdbServer({}) as empty:
+        with pytest.raises(DeviceLost, match="no device is attached"):
+            _ = AdbCall(make_settings(empty, tmp_path, serial=None)).serial
+        port, settings = empty.port, make_settings(empty, tmp_path, retries=0)
+    down = AdbCall(settings)
+    with pytest.raises(DeviceLost, match=rf"adb -P {port} start-server"):
+        down.devices()

@@ -13,7 +13,7 @@ from devices.adb.phone import AdbPhone, escape_input_text
 from devices.blobs import BlobStore
 from devices.protocol import DeviceError, DeviceLost
 from devices.sim.phone import SimPhone
-from schemas.actions import Click, InputText, NavigateBack, OpenApp, Scroll, ToolCall
+from schemas.actions import Click, InputText, NavigateBack, NavigateHome, OpenApp, Scroll, ToolCall
 from tests.devices.adb.conftest import SERIAL, make_settings
 from tests.devices.contract import CONTRACT_TASK
 from tests.devices.fake_adb import FakeAdbServer, FakeDevice
@@ -106,8 +106,9 @@ def test_reset_wipes_app_data_and_loads_rows_through_the_provider(
 
 def test_pull_mode_reads_the_dump_over_sync(phone: AdbPhone, server: FakeAdbServer) -> None:
     mark = len(server.requests)
-    phone.observe()
-    assert "shell,v2:rm -f /sdcard/window_dump.xml; uiautomator dump /sdcard/window_dump.xml" in server.requests[mark:]
+    phone.act(NavigateHome())  # input sent, so the observation after it is a new dump
+    dump = "/data/local/tmp/flywheel-window_dump.xml"
+    assert f"shell,v2:rm -f {dump}; uiautomator dump {dump}" in server.requests[mark:]
     assert "sync:" in server.requests[mark:]
 
 

@@ -47,15 +47,18 @@ def test_devices_list_shows_the_phone_the_real_server_attached(adb_env: None,
     assert [(d["device_id"], d["state"]) for d in phones] == [(adbd.serial, "device")]
 
 
-@pytest.mark.parametrize(("policy", "expected"), [("oracle", 1.0), ("noop", 0.0)])
+@pytest.mark.parametrize(("policy", "expected"), [("oracle", 1.0), ("noop", 0.0), ("claim", 0.0)])
 def test_suite_eval_on_the_device(adb_env: None, policy: str, expected: float) -> None:
+    """Three instances of every real-device template, each on a phone reset in between."""
     result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy", policy,
-                                 "--json"])
+                                 "--n", "3", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["faults"] == 0
     assert report["overall"] == expected
     assert set(report["template_scores"]) == {t.name for t in DEVICE_TEMPLATES}
+    assert len(report["episodes"]) == 3 * len(DEVICE_TEMPLATES)
+    assert all(score == expected for score in report["template_scores"].values())
 
 
 def test_random_policy_is_refused_in_one_sentence(adb_env: None) -> None:

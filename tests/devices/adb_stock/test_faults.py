@@ -11,7 +11,7 @@ import pytest
 
 from devices.adb.phone import AdbPhone
 from devices.protocol import DeviceLost
-from schemas.actions import Click, OpenApp, ToolCall
+from schemas.actions import Click, OpenApp, ToolCall, Wait
 from tests.devices.adb_stock.conftest import stock_settings
 from tests.devices.contract import CONTRACT_TASK
 from tests.devices.fake_adbd import FakeAdbd, RealAdbServer, StockAndroid, stock_device
@@ -83,7 +83,7 @@ def test_a_dump_that_fails_on_stderr_is_never_the_old_screen(phone: AdbPhone, an
     phone.act(OpenApp(app_name="Clock"))
     android.dump_idle_failures = 10  # more than the retries
     with pytest.raises(DeviceError, match="could not get idle state"):
-        phone.observe()
+        phone.act(Wait(seconds=1))  # an action ran, so the screen must be dumped again
     android.dump_idle_failures = 0
     assert phone.observe().foreground_app == "clock"
 

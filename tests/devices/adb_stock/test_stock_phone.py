@@ -78,7 +78,8 @@ def test_what_a_stock_phone_cannot_do_is_refused_not_faked(phone: AdbPhone,
     mark = len(android.history)
     result = _call(phone, "messages.send", contact="Mum", body="hi")
     assert result.error.code == "unsupported" and "READ_SMS" in result.error.message
-    assert android.history[mark:] == ["rm -f /sdcard/window_dump.xml; uiautomator dump /sdcard/window_dump.xml",
+    dump = "/data/local/tmp/flywheel-window_dump.xml"
+    assert android.history[mark:] == [f"rm -f {dump}; uiautomator dump {dump}",
                                       "screencap -p"]  # only the observation: nothing sent for the refused tool
     assert "messages.send" not in phone.tools and "contacts.add" in phone.tools
 
@@ -277,3 +278,17 @@ def test_reset_sends_every_app_back_to_its_launch_screen(phone: AdbPhone, androi
     phone.reset(CONTRACT_TASK)
     screen = [e.text for e in phone.act(OpenApp(app_name="Settings")).screen]
     assert "Network & internet" in screen and "Dark theme" not in screen
+
+
+def test_a_screen_nothing_was_sent_to_since_is_not_dumped_again(phone: AdbPhone,
+                                                                 android: StockAndroid) -> None:
+    phone.reset(CONTRACT_TASK)
+    dumps = lambda: sum("uiautomator dump" in line for line in android.history)
+    before = dumps()
+    first, again = phone.observe(), phone.observe()
+    assert dumps() == before and phone.dumps_reused == 2  # reset's own dump still shows it
+    assert again.screen == first.screen
+    phone.act(OpenApp(app_name="Clock"))  # input was sent: the next look is a new dump
+    assert dumps() == before + 1 and phone.observe().foreground_app == "clock"
+    _call(phone, "settings.get", key="wifi")  # a tool call may change what is shown, too
+    assert dumps() == before + 2

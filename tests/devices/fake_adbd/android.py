@@ -98,6 +98,12 @@ class StockAndroid:
     alarms: dict[int, Alarm] = field(default_factory=dict)
     timers: dict[int, Timer] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
+    #: Folders made by mkdir; the others exist through the files in them (adbd's push makes
+    #: a file's folders), as toybox's mkdir, mv, rm and find see them.
+    dirs: set[str] = field(default_factory=set)
+    #: Names of contacts a read-only account holds: `content delete` leaves them (exit 0, as the
+    #: provider does for rows the caller may not remove).
+    undeletable: set[str] = field(default_factory=set)
     history: list[str] = field(default_factory=list)
     foreground: str = LAUNCHER
     screen: str = "home"
@@ -179,35 +185,61 @@ class StockAndroid:
             return _err(f"cat: {args[0]}: No such file or directory")
         return data, b"", 0
 
+    def _is_dir(self, path: str) -> bool:
+        path = path.rstrip("/") or "/"
+        return path in ("/", "/sdcard", "/data/local/tmp") or path in self.dirs or any(
+            name.startswith(path + "/") for name in self.files)
+
     def _cmd_rm(self, args: list[str]) -> Output:
-        recursive = any(a.startswith("-") and "r" in a for a in args)
-        for path in (a for a in args if not a.startswith("-")):
+        """toybox rm: `-f` quiet about missing paths, `-r` for folders."""
+        flags = "".join(a[1:] for a in args if a.startswith("-") and a != "--")
+        for path in (a.rstrip("/") for a in args if not a.startswith("-")):
             if path in self.files:
                 del self.files[path]
-            elif recursive:
-                for name in [n for n in self.files if n.startswith(path.rstrip("/") + "/")]:
+            elif self._is_dir(path):
+                if "r" not in flags:
+                    return _err(f"rm: '{path}': Is a directory")
+                for name in [n for n in self.files if n.startswith(path + "/")]:
                     del self.files[name]
-            elif "-f" not in args:
-                return _err(f"rm: {path}: No such file or directory")
+                self.dirs = {d for d in self.dirs if d != path and not d.startswith(path + "/")}
+            elif "f" not in flags:
+                return _err(f"rm: '{path}': No such file or directory")
         return _ok()
 
     def _cmd_mkdir(self, args: list[str]) -> Output:
-        return _ok()  # folders exist through the files in them
+        """toybox mkdir: an existing folder or a missing parent is an error unless `-p`."""
+        parents = "-p" in args
+        for path in (a.rstrip("/") for a in args if not a.startswith("-")):
+            if path in self.files or (self._is_dir(path) and not parents):
+                return _err(f"mkdir: '{path}': File exists")
+            parent = path.rsplit("/", 1)[0] or "/"
+            if not parents and not self._is_dir(parent):
+                return _err(f"mkdir: '{path}': No such file or directory")
+            while path and not self._is_dir(path):
+                self.dirs.add(path)
+                path = path.rsplit("/", 1)[0]
+        return _ok()
 
     def _cmd_mv(self, args: list[str]) -> Output:
         src, dst = (a for a in args if a != "--")
         if src not in self.files:
-            return _err(f"mv: {src}: No such file or directory")
+            return _err(f"mv: '{src}': No such file or directory")
+        if self._is_dir(dst):
+            dst = f"{dst.rstrip('/')}/{src.rsplit('/', 1)[1]}"
+        if not self._is_dir(dst.rsplit("/", 1)[0] or "/"):
+            return _err(f"mv: bad '{dst}': No such file or directory")
         self.files[dst] = self.files.pop(src)
         return _ok()
 
     def _cmd_find(self, args: list[str]) -> Output:
+        """toybox find ROOT -type f -exec stat -c '%s %n' {} +: every file at any depth; an
+        empty folder prints nothing (exit 0), a missing one is an error."""
         if args[1:] != ["-type", "f", "-exec", "stat", "-c", "%s %n", "{}", "+"]:
             return _err(f"find: unsupported arguments {args[1:]}")
-        root = args[0].rstrip("/") + "/"
-        found = sorted(name for name in self.files if name.startswith(root))
-        if not found:
-            return _err(f"find: {args[0]}: No such file or directory")
+        root = args[0].rstrip("/")
+        if not self._is_dir(root):
+            return _err(f"find: '{args[0]}': No such file or directory")
+        found = sorted(name for name in self.files if name.startswith(root + "/"))
         return _ok("".join(f"{len(self.files[name])} {name}\n" for name in found))
 
     def _cmd_ls(self, args: list[str]) -> Output:
@@ -524,6 +556,8 @@ class StockAndroid:
             return _ok()
         if verb == "delete":
             for row in live:
+                if table is self.raw_contacts and row.get("display_name") in self.undeletable:
+                    continue  # a read-only account's contact: the provider leaves it, exit 0
                 if table is self.raw_contacts:
                     row["deleted"] = 1  # the provider keeps it until the sync adapter purges it
                 else:

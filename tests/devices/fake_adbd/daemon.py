@@ -156,8 +156,11 @@ class _Link:
             if service.startswith("shell") and ":" in service:
                 options, _, command = service.partition(":")
                 v2 = "v2" in options.split(",")[1:]
+                if self.daemon.maybe_drop(command, ran=False):  # the link dies before it runs
+                    self.sock.shutdown(socket.SHUT_RDWR)
+                    return
                 out, err, code = self.daemon.shell(command)
-                if self.daemon.maybe_drop():  # the command ran; the link dies before the answer
+                if self.daemon.maybe_drop(command, ran=True):  # it ran; the link dies before the answer
                     self.sock.shutdown(socket.SHUT_RDWR)
                     return
                 if v2:
@@ -282,7 +285,7 @@ class FakeAdbd:
         self._listener: socket.socket | None = None
         self._links: list[_Link] = []
         self._stall: tuple[float, int] = (0.0, 0)
-        self._drops = 0
+        self._drops: tuple[int, str, bool] = (0, "", True)  # (count, command prefix, after running)
         self._lock = threading.Lock()
 
     @property
@@ -340,17 +343,24 @@ class FakeAdbd:
                 pass
             link.sock.close()
 
-    def drop_after_running(self, count: int = 1) -> None:
-        """The next `count` shell commands run, then their connection drops before the answer
-        (what a flaky USB cable or Wi-Fi link does to a write)."""
+    def drop_after_running(self, count: int = 1, matching: str = "") -> None:
+        """The next `count` shell commands (starting with `matching`) run, then their connection
+        drops before the answer (what a flaky USB cable or Wi-Fi link does to a write)."""
         with self._lock:
-            self._drops = count
+            self._drops = (count, matching, True)
 
-    def maybe_drop(self) -> bool:
+    def drop_before_running(self, count: int = 1, matching: str = "") -> None:
+        """The next `count` shell commands (starting with `matching`) are read, then their
+        connection drops before they run: to the client it looks the same as after running."""
         with self._lock:
-            if self._drops <= 0:
+            self._drops = (count, matching, False)
+
+    def maybe_drop(self, command: str, *, ran: bool) -> bool:
+        with self._lock:
+            count, matching, after = self._drops
+            if count <= 0 or after != ran or not command.startswith(matching):
                 return False
-            self._drops -= 1
+            self._drops = (count - 1, matching, after)
             return True
 
     def stall(self, seconds: float, count: int = 1) -> None:

@@ -55,7 +55,7 @@ def test_declared_tiers_match_the_oracle() -> None:
 def test_instances_carry_their_template_tier_and_apps() -> None:
     template = next(t for t in all_templates() if isinstance(t, WorldTemplate) and t.tier == "hard")
     task = template.generate("test", 0, 0)
-    assert task.tier == "hard" and task.apps == list(template.apps)
+    assert task.tier == "hard" and set(template.apps) < set(task.apps)
 
 
 @pytest.mark.parametrize(("actions", "chain", "tier"), [(1, 0, "easy"), (2, 1, "easy"), (3, 1, "medium"),
