@@ -136,7 +136,8 @@ STOCK_SETTINGS: dict[str, StockSetting] = {s.key: s for s in (
         ["cmd", "media_session", "volume", "--stream", "2", "--set", str(int(value))]]),
 )}
 
-_VOLUME_RE = re.compile(r"volume is (\d+)")
+#: VolumeCtrl.run's last line: `cmd.log(LOG_V, "volume is " + N + " in range [" + MIN + ".." + MAX + "]")`.
+_VOLUME_RE = re.compile(r"^(?:\[V\] )?volume is (\d+) in range \[\d+\.\.\d+\]$", re.MULTILINE)
 
 
 def setting_write_commands(key: str, value: Any) -> list[list[str]]:
@@ -149,8 +150,9 @@ _END_OF_READ = "__flywheel_end_of_read__"
 
 
 def _volume(said: str) -> int:
-    """The volume in `cmd media_session volume --stream 2 --get` output (VolumeCtrl: any `[V] …`
-    progress lines, then `volume is N in range [MIN..MAX]`); the raw output in the error."""
+    """The volume in `cmd media_session volume --stream 2 --get` output (AOSP 14 VolumeCtrl: a
+    `[V] …` line per option, then `[V] volume is N in range [MIN..MAX]`); the raw output in the
+    error."""
     match = _VOLUME_RE.search(said)
     if match is None:
         raise DeviceError(f"media_session printed no volume ({said.strip()[:200]!r})")
@@ -434,7 +436,9 @@ def _files_move(adb: AdbCall, args: dict[str, Any]) -> Any:
 
 def _files_delete(adb: AdbCall, args: dict[str, Any]) -> Any:
     row = _file(adb, args["id"])
-    adb.check(["rm", "--", f"{FILES_ROOT}/{row['id']}"], idempotent=True)
+    adb.check(["rm", "-f", "--", f"{FILES_ROOT}/{row['id']}"], idempotent=True)
+    if row["id"] in read_files(adb):
+        raise ToolFailure(f"the phone accepted deleting {row['id']} but still lists it")
     return row
 
 
@@ -617,6 +621,9 @@ def _contacts_add(adb: AdbCall, args: dict[str, Any]) -> Any:
 def _contacts_delete(adb: AdbCall, args: dict[str, Any]) -> Any:
     contact = _contact(adb, args["id"])
     delete_contact(adb, args["id"])
+    if args["id"] in read_contacts(adb):
+        raise ToolFailure(f"the contacts provider accepted deleting contact {args['id']} but still "
+                          "lists it (it may belong to a read-only account)")
     return contact
 
 
@@ -625,7 +632,7 @@ def _contacts_star(adb: AdbCall, args: dict[str, Any]) -> Any:
     adb.check(["content", "update", "--uri", CONTACTS_RAW, "--bind",
                f"starred:i:{1 if args['starred'] else 0}", "--where", f"_id={int(args['id'])}"],
               idempotent=True)
-    return _contact(adb, args["id"])
+    return _verified(adb, args["id"], {"starred": bool(args["starred"])})
 
 
 def _contacts_update(adb: AdbCall, args: dict[str, Any]) -> Any:
@@ -633,7 +640,17 @@ def _contacts_update(adb: AdbCall, args: dict[str, Any]) -> Any:
     if not fields:
         raise BadArguments("Give at least one of name, phone, email or company to change.")
     _update_contact(adb, args["id"], fields)
-    return _contact(adb, args["id"])
+    return _verified(adb, args["id"], fields)
+
+
+def _verified(adb: AdbCall, contact_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The contact read back after a write; a field that did not take is a failure naming it."""
+    contact = _contact(adb, contact_id)
+    wrong = {k: contact.get(k) for k, v in fields.items() if contact.get(k) != v}
+    if wrong:
+        raise ToolFailure(f"the contacts provider accepted the change to contact {contact_id} but "
+                          f"still reports {wrong}")
+    return contact
 
 
 def _set_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
@@ -659,6 +676,9 @@ def _delete_alarm(adb: AdbCall, args: dict[str, Any]) -> Any:
     if alarm is None:
         raise NotFound(f"There is no alarm with id '{args['id']}'.")
     adb.check(dismiss_intent(alarm["time"]), landed=lambda: args["id"] not in read_clock(adb)[0])
+    if args["id"] in read_clock(adb)[0]:
+        raise ToolFailure(f"the clock app accepted dismissing the {alarm['time']} alarm but "
+                          "dumpsys alarm still lists it")
     return alarm
 
 

@@ -59,9 +59,18 @@ _READ_VERBS = ("search", "list", "get", "read", "view", "status", "now", "foreca
                "eta", "find", "balance", "scale")
 
 
+# Tools that change state although their name reads like a lookup: opening an email marks it
+# read, as a mail app does (tests/devices/harness/test_read_only.py runs every reader to check).
+_WRITES_DESPITE_NAME = frozenset({"email.read"})
+# Verbs that always write, whatever they end in (`mark_read`).
+_WRITE_PREFIXES = ("mark_",)
+
+
 def is_write_tool(name: str) -> bool:
     """Whether a tool changes state, judged from its name (`app.verb_object`)."""
     verb = name.split(".", 1)[-1]
+    if name in _WRITES_DESPITE_NAME or verb.startswith(_WRITE_PREFIXES):
+        return True
     return not any(verb == v or verb.startswith(f"{v}_") or verb.endswith(f"_{v}")
                    for v in _READ_VERBS)
 

@@ -35,7 +35,8 @@ def _stock(volume_block: str, **override: str) -> dict[str, str]:
 
 
 def test_the_volume_is_found_after_the_progress_lines() -> None:
-    block = "[V] will get volume\n[V] Connecting to AudioService\n[V] Calling get volume\nvolume is 4 in range [0..7]\n"
+    block = ("[V] will control stream=2 (STREAM_RING)\n[V] will get volume\n"
+             "[V] Connecting to AudioService\n[V] volume is 4 in range [0..7]\n")  # AOSP 14 VolumeCtrl
     values = read_settings(_Shell(_stock(block)))
     assert values["volume_ring"] == 4 and set(values) == set(STOCK_SETTINGS)
 

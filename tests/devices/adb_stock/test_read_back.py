@@ -128,3 +128,14 @@ def test_toybox_folders_behave_as_on_the_phone(android: StockAndroid) -> None:
     assert android.run("mv /sdcard/x /sdcard/y")[2] == 1
     assert android.run("rm /sdcard/Flywheel/A")[1].endswith(b"Is a directory\n")
     assert android.run("rm -rf /sdcard/Flywheel/A")[2] == 0
+
+
+def test_a_delete_the_provider_ignores_is_a_failure_not_success(phone: AdbPhone,
+                                                                android: StockAndroid) -> None:
+    phone.reset(CONTRACT_TASK)
+    mum = next(c["id"] for c in _call(phone, "contacts.search", query="Mum").value)
+    android.undeletable.add("Mum")  # a read-only account's contact: exit 0, nothing removed
+    refused = _call(phone, "contacts.delete", id=mum)
+    assert not refused.ok and "still lists it" in refused.error.message
+    android.undeletable.clear()
+    assert _call(phone, "contacts.delete", id=mum).ok

@@ -321,9 +321,10 @@ class StockAndroid:
         if service == "media_session" and rest[:3] == ["volume", "--stream", "2"]:
             if rest[3:4] == ["--get"]:
                 volume = self.settings["system"].get("volume_ring", "5")
-                # AOSP 14 VolumeCtrl: progress lines first, then the value
-                return _ok("[V] will get volume\n[V] Connecting to AudioService\n[V] Calling get volume\n"
-                           f"volume is {volume} in range [0..7]\n")
+                # AOSP 14 VolumeCtrl.run: each option logs `[V] …` (MediaShellCommand.log prints
+                # "code msg"), then the value, logged at [V] too
+                return _ok("[V] will control stream=2 (STREAM_RING)\n[V] will get volume\n"
+                           f"[V] Connecting to AudioService\n[V] volume is {volume} in range [0..7]\n")
             return self._put("system", "volume_ring", str(int(rest[4])))
         if service == "package" and rest[:1] == ["resolve-activity"]:
             return self._resolve(rest[1:])
