@@ -68,10 +68,11 @@ def test_random_policy_is_refused_in_one_sentence(adb_env: None) -> None:
     assert "Traceback" not in result.output
 
 
-def test_an_outside_policy_runs_on_the_device_inside_the_harness(adb_env: None) -> None:
-    """`--policy MODULE:CLASS` on the phone: the policy gets the goal and a catalogue of the
-    task's apps only (never the task), and reading without acting scores 0."""
-    external_policy.SEEN.clear()
+def test_an_outside_policy_runs_on_the_device_inside_the_harness(
+        adb_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--policy MODULE:CLASS` on the phone: the policy, in a process of its own, gets the goal
+    and a catalogue of the task's apps only (never the task), and reading without acting scores 0."""
+    monkeypatch.setenv(external_policy.SEEN_FILE_ENV, str(tmp_path / "seen.jsonl"))
     result = runner.invoke(app, ["suite", "eval", "--device", "adb", "--policy",
                                  "tests.devices.harness.external_policy:CatalogueReader",
                                  "--json"])
@@ -79,8 +80,9 @@ def test_an_outside_policy_runs_on_the_device_inside_the_harness(adb_env: None) 
     report = json.loads(result.output)
     assert report["policy"] == "catalogue-reader" and len(report["harness_version"]) == 12
     assert report["overall"] == 0.0 and report["faults"] == 0
-    assert len(external_policy.SEEN) == len(DEVICE_TEMPLATES)
-    assert all(seen[:2] == ("str", "Catalogue") and seen[2] > 0 for seen in external_policy.SEEN)
+    seen = external_policy.seen(tmp_path / "seen.jsonl")
+    assert len(seen) == len(DEVICE_TEMPLATES)
+    assert all(s[:2] == ("str", "Catalogue") and s[2] > 0 for s in seen)
 
 
 def test_a_saved_harness_spec_is_the_one_the_phone_runs_in(adb_env: None,

@@ -4,6 +4,7 @@ with `--policy MODULE:CLASS`, and it receives the goal text and the catalogue, n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -17,7 +18,9 @@ runner = CliRunner()
 SPEC = "tests.devices.harness.external_policy:CatalogueReader"
 
 
-def test_an_external_policy_is_scored_through_the_cli() -> None:
+def test_an_external_policy_is_scored_through_the_cli(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(external_policy.SEEN_FILE_ENV, str(tmp_path / "seen.jsonl"))
     external_policy.SEEN.clear()
     result = runner.invoke(app, ["suite", "eval", "--policy", SPEC, "--split", "dev", "--n", "1",
                                  "--json"])
@@ -25,9 +28,10 @@ def test_an_external_policy_is_scored_through_the_cli() -> None:
     report = json.loads(result.output)
     assert report["policy"] == "catalogue-reader" and len(report["harness_version"]) == 12
     assert report["overall"] <= 0.1
-    assert external_policy.SEEN and all(
-        seen[:2] == ("str", Catalogue.__name__) and seen[2] > 0 for seen in external_policy.SEEN)
-    assert len(external_policy.SEEN) == report["episodes"]
+    seen = external_policy.seen(tmp_path / "seen.jsonl")
+    assert seen and all(s[:2] == ("str", Catalogue.__name__) and s[2] > 0 for s in seen)
+    assert len(seen) == report["episodes"]
+    assert not external_policy.SEEN, "the policy ran in its own process, not in the evaluator's"
 
 
 def test_the_loaded_class_implements_the_protocol() -> None:
