@@ -42,6 +42,8 @@ __all__ = [
     "answer_equals",
     "check_change",
     "diff_states",
+    "mentions",
+    "names",
     "norm_text",
     "same_value",
 ]
@@ -217,13 +219,27 @@ def diff_states(before: StateView, after: StateView, *, memory: bool = True) -> 
     return out
 
 
+def names(text: Any, value: Any) -> bool:
+    """Whether `text` mentions `value` as a whole (12 Canal St is not named by 112 Canal St)."""
+    return re.search(rf"(?<!\w){re.escape(norm_text(value))}(?!\w)", norm_text(text)) is not None
+
+
+def mentions(value: Any, *others: Any) -> tuple[Any, ...]:
+    """A field that must mention `value` and none of `others` (the other candidates the world
+    holds: the other branch of a conditional, another place's address), so a text that lists
+    every candidate does not pass for the one the goal implies."""
+    return ("~", value, tuple(o for o in others if o is not None and norm_text(o) != norm_text(value)))
+
+
 def _row_has(row: Mapping[str, Any] | None, fields: Mapping[str, Any]) -> bool:
     if row is None:
         return False
     for key, want in fields.items():
         have = row.get(key)
-        if isinstance(want, tuple) and len(want) == 2 and want[0] == "~":
+        if isinstance(want, tuple) and len(want) in (2, 3) and want[0] == "~":
             if not isinstance(have, str) or norm_text(want[1]) not in norm_text(have):
+                return False
+            if len(want) == 3 and any(names(have, o) for o in want[2]):
                 return False
         elif not same_value(have, want):
             return False
@@ -389,17 +405,21 @@ class Setting(Expectation):
 
 @dataclass(frozen=True, repr=False)
 class MemoryWritten(Expectation):
-    """Exactly one memory entry was written whose key and value mention every one of `values`."""
+    """Exactly one memory entry was written whose key and value mention every one of `values`
+    and none of `excluded` (the other candidates: a namesake, the old code), so an entry that
+    dumps every candidate holds a collection, not the value."""
 
     values: tuple[Any, ...]
+    excluded: tuple[Any, ...] = ()
 
     @property
     def label(self) -> str:
-        return f"memory mentions {list(self.values)}"
+        return f"memory mentions {list(self.values)}" + (f", not {list(self.excluded)}" if self.excluded else "")
 
     def _mentions(self, key: str, value: Any) -> bool:
         blob = norm_text(f"{key} {value}")
-        return all(norm_text(v) in blob for v in self.values)
+        return (all(norm_text(v) in blob for v in self.values)
+                and not any(names(blob, v) for v in self.excluded))
 
     def met(self, changes: ChangeSet, before: StateView, after: StateView) -> bool:
         return sum(self._mentions(k, new) for k, (_, new) in changes.memory.items()) == 1

@@ -128,6 +128,14 @@ class World:
     def money(self, low: float, high: float) -> float:
         return round(self.rng.uniform(low, high), 2)
 
+    def distinct_money(self, low: float, high: float, k: int) -> list[float]:
+        """`k` different prices in rising order, so "the cheapest" always names one offer (two
+        draws rounding to the same cent made the oracle itself miss a tie)."""
+        prices: set[float] = set()
+        while len(prices) < k:
+            prices.add(self.money(low, high))
+        return sorted(prices)
+
     def day(self, offset: int) -> str:
         """The date `offset` days from the start day (YYYY-MM-DD)."""
         return (self.now + timedelta(days=offset)).strftime("%Y-%m-%d")
@@ -243,7 +251,7 @@ class World:
         """Three offers of `ingredient` at rising prices: "<Name> (<cheap>)" out of stock, "<Name>" and
         "<Name> (<dear>)" with `stock`; returns the middle one, the cheapest in-stock offer."""
         name = ingredient.capitalize()
-        prices = sorted(self.money(1, 12) for _ in range(3))
+        prices = self.distinct_money(1, 12, 3)
         self.product(f"{name} ({cheap})", prices[0], 0, category="grocery")
         best = self.product(name, prices[1], stock, category="grocery")
         self.product(f"{name} ({dear})", prices[2], stock, category="grocery")

@@ -70,6 +70,14 @@ class MemoryForgotten(Expectation):
     def claims_memory(self, key: str, value: Any) -> bool:
         return key == self.key and value is None
 
+    def violations(self, before: Any, after: Any) -> list[str]:
+        # Forgetting a key that is not there changes nothing, so spraying guesses would be free:
+        # every other forget the episode tried counts against it.
+        return [f"tried to forget {e.arguments.get('key')!r}, which the goal did not ask"
+                for e in after.log[len(before.log):]
+                if e.kind == "memory_write" and e.arguments.get("value") is None
+                and e.arguments.get("key") != self.key]
+
 
 @dataclass(frozen=True, repr=False)
 class MemoryUpdated(Expectation):
@@ -612,7 +620,8 @@ class SaveSenderAsRole(_Memory):
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         from devices.suite.diff import MemoryWritten
 
-        return [MemoryWritten((p["role"], p["person"]))]
+        # The entry holds the sender, not a list that also names the namesake.
+        return [MemoryWritten((p["role"], p["person"]), excluded=(p["namesake"],))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield call("messages.search", query=p["topic"])
@@ -647,7 +656,9 @@ class SaveCodeFromText(_Memory):
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
         from devices.suite.diff import MemoryWritten
 
-        return [MemoryWritten((p["code"],))]
+        # The entry holds the new code alone, not a dump of every message (the old code, a
+        # stranger's code).
+        return [MemoryWritten((p["code"],), excluded=(p["old"], p["other"]))]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield call("messages.search", query=f"new {p['what']} code")
@@ -662,22 +673,32 @@ class ForgetOldAddress(_Memory):
     goal_template = "I don't live at my previous flat any more. Forget that address."
     pools = MappingProxyType({"street": STREETS})
 
+    # The old address's key is drawn per instance, so no fixed key forgets it blind (one issue
+    # measured `memory_write("previous_home_address", null)` solving every instance).
+    OLD_KEYS = ("previous_home_address", "old_address", "former_flat_address", "address_before_move",
+                "last_flat_address")
+
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         old, home, work = STREETS.sample(rng, split, 3)
-        return {"street": old, "home": home, "work": work, "_moved": rng.randint(1, 28)}
+        return {"street": old, "home": home, "work": work, "_moved": rng.randint(1, 28),
+                "_key": rng.choice(self.OLD_KEYS)}
 
     def initial_state(self, p: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         return {"memory": {"home_address": p["home"], "work_address": p["work"],
-                           "previous_home_address": p["street"],
+                           p["_key"]: p["street"],
                            f"note/2025-11-{p['_moved']:02d}": f"Moved into {p['home']}."}}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Expectation]:
-        return [MemoryForgotten("previous_home_address")]
+        return [MemoryForgotten(p["_key"])]
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
-        yield MemoryRead(query="previous home address")
+        yield MemoryRead(query="address")
         hits = observe().result.value
-        key = next(k for k in hits if k.startswith("previous"))
+        yield MemoryRead(query="moved into")
+        moved = observe().result.value
+        now = {v.removeprefix("Moved into ").rstrip(".") for v in moved.values() if isinstance(v, str)}
+        key = next(k for k, v in hits.items() if k not in ("home_address", "work_address")
+                   and not k.startswith("note/") and v not in now)
         yield MemoryWrite(key=key, value=None)
         yield finish()
 

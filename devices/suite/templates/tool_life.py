@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from devices.suite.diff import Add, AnswerIs, Called, Remove, RemoveOneOf, Setting, Update
+from devices.suite.diff import Add, AnswerIs, Called, Remove, RemoveOneOf, Setting, Update, mentions
 from devices.suite.templates._vocab import (
     ACTIVITY,
     ALBUMS3,
@@ -500,7 +500,9 @@ class UmbrellaReminder(WorldTemplate):
                 "_due": f"{tomorrow}T{time}"}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
-        return [Add("reminders", "reminders", {"title": ("~", p["_word"]), "due": p["_due"]})]
+        # The branch the forecast implies, and not the other one ("umbrella or sunglasses" fails).
+        other = "sunglasses" if p["_word"] == "umbrella" else "umbrella"
+        return [Add("reminders", "reminders", {"title": mentions(p["_word"], other), "due": p["_due"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
@@ -679,10 +681,15 @@ class OverdueCount(WorldTemplate):
     goal_template = "How many of my open reminders are overdue?"
 
     def build(self, w: World) -> dict[str, Any]:
+        # The answer is drawn first, uniformly over 0-4, so no count is right more often than
+        # one instance in five (independent draws made "1" right 46% of the time).
+        overdue = w.rng.randint(0, 4)
         dues = []
-        for task in w.draw(TASKS, 4):
-            row = _reminder(w, task.capitalize(), f"{w.day(w.rng.randint(-6, 6))}T{w.rng.randint(0, 23):02d}:00",
-                            done=w.rng.random() < 0.3)
+        for i, task in enumerate(w.draw(TASKS, 4)):
+            late = i < overdue or w.rng.random() < 0.5  # the rest: in the future, or late but done
+            day = w.rng.randint(-6, -1) if late else w.rng.randint(1, 6)
+            row = _reminder(w, task.capitalize(), f"{w.day(day)}T{w.rng.randint(0, 23):02d}:00",
+                            done=i >= overdue and late)
             dues.append([task, row["due"], row["done"]])
         return {"_now": w.now.strftime("%Y-%m-%dT%H:%M"), "_reminders": dues}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from devices.suite.diff import Add, AnswerIs, Remove, Update
+from devices.suite.diff import Add, AnswerIs, Remove, Update, mentions
 from devices.suite.templates._vocab import PHRASES3, PLACES3, TAGS3, TITLES3, TOPICS3
 from devices.suite.templates._world import (
     DURATIONS,
@@ -61,12 +61,14 @@ class TextRelation(WorldTemplate):
         relation, target, _ = w.related()
         place, other = w.draw(PLACES3, 2)
         row = w.place(place, f"{w.rng.randint(2, 300)} Canal St", 4.1)
-        w.place(other, f"{w.rng.randint(2, 300)} Canal St", 4.4)
-        return {"relation": relation, "place": place, "_phone": target["phone"], "_address": row["address"]}
+        decoy = w.place(other, f"{w.rng.randint(2, 300)} Canal St", 4.4)
+        return {"relation": relation, "place": place, "_phone": target["phone"], "_address": row["address"],
+                "_other_address": decoy["address"]}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
+        # The place's address and not the other one's: a text listing every address fails.
         return [Add("messages", "messages", {"phone": p["_phone"], "direction": "out",
-                                             "body": ("~", p["_address"])})]
+                                             "body": mentions(p["_address"], p.get("_other_address"))})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
@@ -282,7 +284,7 @@ class UnreadFromRelation(WorldTemplate):
     goal_template = "How many unread texts do I have from my {relation}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        relation, n = w.nth(RELATIONS, (1, 2, 3, 4))
+        relation, n = w.nth(RELATIONS, (1, 2, 3, 4, 5, 6))  # no count right in more than 1 of 6
         target, everyone = w.people(relation)
         for i, person in enumerate([target] * (n + 2) + everyone[1:]):
             w.text(person, w.draw(PHRASES3), f"{w.day(-i % 5)}T0{i % 9}:1{i % 6}", read=person is target and i >= n)
@@ -430,7 +432,7 @@ class CountEventsOnDay(WorldTemplate):
     goal_template = "How many things are in my calendar {when}?"
 
     def build(self, w: World) -> dict[str, Any]:
-        offset, count, first = w.nth((1, 2), (1, 2, 3, 4), TITLES3)
+        offset, count, first = w.nth((1, 2), (1, 2, 3, 4, 5, 6), TITLES3)  # no count right in more than 1 of 6
         date = w.day(offset)
         for i in range(count):
             _event(w, first if i == 0 else w.draw(TITLES3), date, 9 + 2 * i)
