@@ -62,9 +62,11 @@ class _Live:
 
 
 def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None, batch_size: int = 64,
-                on_episode: Callable[[BatchedEpisode], None] | None = None) -> list[BatchedEpisode]:
+                on_episode: Callable[[BatchedEpisode], None] | None = None,
+                before_step: Callable[[], None] | None = None) -> list[BatchedEpisode]:
     """Runs `policy` (a ModelPolicy) once on every task, up to `batch_size` episodes at a time;
-    results come back in the order of `tasks`."""
+    results come back in the order of `tasks`. `before_step` runs before every batched decode
+    (a stop check raises from there)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     pending = deque(enumerate(tasks))
@@ -88,6 +90,8 @@ def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None,
                     on_episode(results[episode.index])  # type: ignore[arg-type]
             if not live:
                 continue
+            if before_step is not None:
+                before_step()
             prompts = [e.agent.prompt_ids(e.agent.prompt_messages(e.observation)) for e in live]
             before = len(policy.stats.output_tokens)
             schemas = [e.agent.answer_schema() for e in live] if policy.constrained else None

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from statistics import fmean, median
 from typing import Any
@@ -164,12 +165,17 @@ def main_tool_calls(harness: Any, steps: int) -> int:
 
 def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", progress: bool = True,
                     console: Console | None = None, seed: int = 0, spec: Any = None,
-                    batch_size: int = 1) -> EvalSummary:
+                    batch_size: int = 1, stop: threading.Event | None = None) -> EvalSummary:
     """Runs `policy` once on each task on a SimPhone inside the harness (`spec`) and summarises with
     intervals. With `batch_size` > 1 and a batching policy (ModelPolicy), that many episodes run at
-    once and their prompts are decoded together (trainer.batched)."""
+    once and their prompts are decoded together (trainer.batched). A set `stop` ends it between
+    steps with TrainingStopped."""
     from devices.harness.spec import HarnessSpec
     from trainer.outcome import SUCCESS_SCORE
+    from trainer.stopping import check_stop
+
+    def stop_check() -> None:
+        check_stop(stop, f"during the {split} evaluation")
 
     stats = getattr(policy, "stats", None)
     records: list[EpisodeRecord] = []
@@ -189,13 +195,13 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
         if batch_size > 1 and hasattr(policy, "generate_batch"):
             from trainer.batched import run_batched
 
-            run_batched(policy, tasks, spec=spec, batch_size=batch_size,
+            run_batched(policy, tasks, spec=spec, batch_size=batch_size, before_step=stop_check,
                         on_episode=lambda e: record(e.task, e.score, e.steps, e.output_tokens, e.tool_calls,
                                                     e.invalid))
             order = {task.task_id: i for i, task in enumerate(tasks)}
             records.sort(key=lambda r: order[r.task_id])
         else:
-            _evaluate_one_by_one(policy, tasks, spec, stats, record)
+            _evaluate_one_by_one(policy, tasks, spec, stats, record, stop_check)
     validity = stats.validity if stats else 1.0
     prompt_tokens = list(stats.prompt_tokens) if stats else []
     summary = summarise(policy.name, split, records, validity=validity, prompt_tokens=prompt_tokens, seed=seed)
@@ -203,7 +209,8 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
     return summary
 
 
-def _evaluate_one_by_one(policy: Any, tasks: Sequence[Any], spec: Any, stats: Any, record: Any) -> None:
+def _evaluate_one_by_one(policy: Any, tasks: Sequence[Any], spec: Any, stats: Any, record: Any,
+                         stop_check: Callable[[], None]) -> None:
     from devices.harness import Harness
     from devices.sim import SimPhone
     from devices.suite.episode import run_episode
@@ -211,6 +218,7 @@ def _evaluate_one_by_one(policy: Any, tasks: Sequence[Any], spec: Any, stats: An
     phone = Harness(SimPhone(), spec)
     try:
         for task in tasks:
+            stop_check()
             before_tokens = len(stats.output_tokens) if stats else 0
             before_invalid = stats.invalid if stats else 0
             result = run_episode(phone, task, policy)

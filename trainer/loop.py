@@ -14,6 +14,7 @@ import hashlib
 import logging
 import math
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -295,18 +296,24 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                     console: Console | None = None,
                     on_generation: Callable[[GenerationSummary], None] | None = None,
                     harness: Callable[[], Any] | None = None,
+                    stop: threading.Event | None = None,
                     ) -> list[GenerationSummary]:
     """SFT (generation 1) then GRPO+CARE (later ones) from `base_model`, evaluating and feeding back each time.
 
     `on_generation` is called with each generation's summary once its checkpoint is evaluated, before the next
     one trains (`flywheel run` evolves the harness on the new model's failures there). `harness` returns the
     harness spec to train and evaluate in, asked once per generation so a promotion between generations
-    reaches GRPO's environments and the evaluation (default: the built-in harness)."""
+    reaches GRPO's environments and the evaluation (default: the built-in harness).
+
+    Reruns never overwrite: a generation whose checkpoint is complete in `out_dir` is reused as it is (and
+    evaluated again), and one a stop left half done resumes from its last step. A set `stop` ends the run
+    between steps, episodes or stages with TrainingStopped (trainer.stopping)."""
     from trainer.envs import PhoneEnvironment
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
     from trainer.rl import RlConfig, run_grpo
     from trainer.sft import CHECKPOINT_FILE, SftConfig, run_sft
+    from trainer.stopping import check_stop
 
     config = config or LoopConfig()
     console = console or Console(stderr=True)
@@ -320,11 +327,15 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         started = time.monotonic()
         target = out / f"gen{generation}"
         spec = harness() if harness is not None else None
-        if generation == 1:
+        check_stop(stop, f"before generation {generation}")
+        if (target / CHECKPOINT_FILE).exists():
+            console.print(f"[bold]generation {generation}[/bold]: reusing the finished checkpoint in {target}")
+            stage, metrics, groups, losses = _reused(target)
+        elif generation == 1:
             console.print(f"[bold]generation 1[/bold]: SFT of {model.name} on {Path(snapshot_dir).name}")
             result = run_sft(model, snapshot_dir, target, SftConfig(
                 max_steps=config.sft_steps, learning_rate=config.sft_lr, batch_size=config.sft_batch_size,
-                max_length=config.sft_max_length, seed=config.seed), run_id=run_id)
+                max_length=config.sft_max_length, seed=config.seed), run_id=run_id, stop=stop)
             stage, metrics, groups = "sft", result.metrics, []
             losses = result.template_losses
         else:
@@ -335,7 +346,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
                 max_completion_length=config.max_completion_length, max_tool_calls=config.max_tool_calls,
                 gradient_checkpointing=config.rl_gradient_checkpointing, seed=config.seed + generation), run_id=run_id,
-                environment_factory=functools.partial(PhoneEnvironment, spec=spec))
+                environment_factory=functools.partial(PhoneEnvironment, spec=spec), stop=stop)
             stage, metrics, groups = "rl", {**rl.metrics, "learnable_templates": float(len(learnable))}, rl.groups
             losses = {}
         import json
@@ -347,7 +358,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             emit(event)
         policy = load_policy(target, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
         summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec,
-                                  batch_size=config.eval_batch_size)
+                                  batch_size=config.eval_batch_size, stop=stop)
         emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
@@ -361,6 +372,17 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         model = target
     console.print(summary_table(summaries))
     return summaries
+
+
+def _reused(target: Path) -> tuple[str, dict[str, float], list[Any], dict[str, float]]:
+    """(stage, metrics, groups, template losses) of a finished checkpoint a rerun reuses."""
+    import json
+
+    from trainer.sft import CHECKPOINT_FILE
+
+    meta = json.loads((target / CHECKPOINT_FILE).read_text())
+    return (str(meta.get("stage", "sft")), dict(meta.get("metrics") or {}), [],
+            dict(meta.get("template_losses") or {}))
 
 
 def summary_table(summaries: Sequence[GenerationSummary]) -> Table:

@@ -11,6 +11,7 @@ the ones the policy gradient uses. Each group's result is kept for the trainer s
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections import Counter
@@ -208,8 +209,10 @@ class RlResult:
 def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, config: RlConfig | None = None,
              *, run_id: str | None = None, environment_factory: Callable[[], Any] | None = None,
              trainer_class: type | None = None, snapshot_id: str = "online",
-             checkpoint_id: str | None = None) -> RlResult:
-    """GRPO (+CARE) of the model in `model_dir` on SimPhone episodes of `tasks`; saves to `out_dir`."""
+             checkpoint_id: str | None = None, stop: threading.Event | None = None) -> RlResult:
+    """GRPO (+CARE) of the model in `model_dir` on SimPhone episodes of `tasks`; saves to `out_dir`.
+
+    `stop` as in `trainer.sft.run_sft`: ends at the next step, resumable from `out_dir`."""
     from datasets import Dataset
     from trl import GRPOConfig
 
@@ -217,6 +220,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     from trainer.envs import task_row
     from trainer.models import load_model
     from trainer.sft import _base_name, git_commit, training_args_common, write_checkpoint_meta
+    from trainer.stopping import TrainingStopped, clear_resume_points, resume_point, stop_callback
 
     config = config or RlConfig()
     model_dir, out = Path(model_dir), Path(out_dir)
@@ -243,9 +247,18 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
                   use_care=config.care, controller=controller, max_tool_calls=config.max_tool_calls)
     if config.max_seconds is not None:
         trainer.add_callback(_time_limit(config.max_seconds))
+    watcher = stop_callback(stop) if stop is not None else None
+    if watcher is not None:
+        trainer.add_callback(watcher)
+    resume = resume_point(out)
     started = time.monotonic()
-    trainer.train()
+    trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
     seconds = time.monotonic() - started
+    if watcher is not None and watcher.stopped_at is not None and trainer.state.global_step < trainer.state.max_steps:
+        saved = resume_point(out)
+        raise TrainingStopped(f"GRPO stopped at step {trainer.state.global_step} of {trainer.state.max_steps}; "
+                              f"the next run resumes from {saved}", saved, trainer.state.global_step)
+    clear_resume_points(out)
     out.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     loaded.tokenizer.save_pretrained(out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainer.data import RenderReport, pack_episodes, read_snapshot, render_examples
+from trainer.stopping import TrainingStopped, clear_resume_points, resume_point, stop_callback
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
            "template_losses", "write_checkpoint_meta"]
@@ -167,16 +169,30 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
 
 def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
             config: SftConfig | None = None, *, run_id: str | None = None,
-            checkpoint_id: str | None = None) -> TrainResult:
-    """SFT of the model in `model_dir` on the snapshot in `snapshot_dir`; the checkpoint goes to `out_dir`."""
+            checkpoint_id: str | None = None, stop: threading.Event | None = None) -> TrainResult:
+    """SFT of the model in `model_dir` on the snapshot in `snapshot_dir`; the checkpoint goes to `out_dir`.
+
+    With `stop`, training ends at the next step once it is set, leaves a resumable checkpoint
+    and raises TrainingStopped; a later call with the same `out_dir` resumes from that step."""
     config = config or SftConfig()
     model_dir, out = Path(model_dir), Path(out_dir)
     trainer, snapshot, skipped = build_sft_trainer(model_dir, snapshot_dir, out, config)
     tokenizer = trainer.processing_class
     dataset = trainer.train_dataset
+    watcher = stop_callback(stop) if stop is not None else None
+    if watcher is not None:
+        trainer.add_callback(watcher)
+    resume = resume_point(out)
+    if resume is not None:
+        logger.info("SFT resumes from %s", resume)
     started = time.monotonic()
-    output = trainer.train()
+    output = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
     seconds = time.monotonic() - started
+    if watcher is not None and watcher.stopped_at is not None and trainer.state.global_step < trainer.state.max_steps:
+        saved = resume_point(out)
+        raise TrainingStopped(f"SFT stopped at step {trainer.state.global_step} of {trainer.state.max_steps}; "
+                              f"the next run resumes from {saved}", saved, trainer.state.global_step)
+    clear_resume_points(out)
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     tokens = _tokens_seen(trainer.state.log_history) or _count_tokens(dataset, trainer.state)
     out.mkdir(parents=True, exist_ok=True)

@@ -312,9 +312,10 @@ ATTACKERS: dict[str, Callable[[], Any]] = {
 # ---- running them -----------------------------------------------------------------------------------
 
 def _baselines() -> dict[str, Callable[[], Any]]:
+    from devices.suite.attackers import LOOKUP_ATTACKERS
     from devices.suite.policies import ClaimPolicy, NoopPolicy, RandomPolicy
 
-    return {"noop": NoopPolicy, "random": RandomPolicy, "claim": ClaimPolicy, **ATTACKERS}
+    return {"noop": NoopPolicy, "random": RandomPolicy, "claim": ClaimPolicy, **ATTACKERS, **LOOKUP_ATTACKERS}
 
 
 def run_public_episode(device: Any, task: TaskInstance, policy: Any) -> tuple[CheckResult, int]:

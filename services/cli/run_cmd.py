@@ -23,6 +23,7 @@ its producer before returning, and raises on failure.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -46,6 +47,7 @@ from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import ArchiverSettings, load_archiver_settings
 from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
+from services.cli.data_dir_lock import DataDirBusy, hold_data_dir
 from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.rounds_phase import HarnessRoundConfig
@@ -61,12 +63,12 @@ from services.cli.supervisor import (
 )
 from services.cli.train_phase import TrainingPhase, training_service
 from services.device_runner.fleet import SimFleet
-from services.device_runner.settings import load_device_runner_settings
+from services.device_runner.settings import DeviceRunnerSettings, load_device_runner_settings
 from streams.admin import AdminError, create_topics, end_offsets
 from streams.broker import BrokerError, LocalBroker, ensure_broker, kafka_answers
 from streams.dlq import error_sentence
 from streams.redact import install_log_redaction, mask_bootstrap, redact
-from streams.settings import load_bus_settings
+from streams.settings import BusSettings, load_bus_settings
 
 __all__ = ["register", "status_line", "summary_table"]
 
@@ -352,6 +354,20 @@ def run(
         loop_config(base_model, train or (), generations=max(1, generations))
     except ValueError as error:
         fail(str(error))
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(hold_data_dir(Path(bus.data_dir)))
+        except (DataDirBusy, OSError) as error:
+            fail(str(error))
+        _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
+             harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners)
+
+
+def _run(duration: float | None, archive: Path | None, sim_devices: int | None, examples: int,
+         policy: str, generations: int, admission: str, base_model: str, harness_rounds: bool,
+         evolve_templates: int, evolve_n: int, evolve_proposals: int, train: list[str] | None,
+         bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings) -> None:
+    """The run itself, with the data dir held (`run` checks the options and takes the lock)."""
     fleet: SimFleet | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
     store = ArchiveStore(archive_dir)
@@ -419,7 +435,7 @@ def run(
                               f"(SFT {config.sft_steps} steps at lr {config.sft_lr:g}, then "
                               f"GRPO+CARE {config.rl_steps} steps of G={config.num_generations}; "
                               f"dev eval on {config.eval_templates or 'all'} templates), "
-                              f"checkpoints in {training.out_dir}"
+                              f"checkpoints in {training.out_dir}/<run>/gen<N>"
                               + (f"; after each, a harness round ({rounds.describe()})"
                                  if harness_rounds else ""))
                 supervisor.add("trainer", training_service(training, loop))

@@ -78,30 +78,43 @@ class TrainingPhase:
         self.summaries: list = []
         self.snapshot: Path | None = None
         self.error: str | None = None
+        self.run_dir = self.out_dir
+        self.stopped: str | None = None  # where a stop ended training, for the summary
         self.started = threading.Event()
         self.finished = threading.Event()
 
-    def train(self, snapshot: Path) -> None:
-        """Runs every generation on `snapshot` (blocking) and publishes the trainer's events."""
+    def train(self, snapshot: Path, stop: threading.Event | None = None) -> None:
+        """Runs every generation on `snapshot` (blocking) and publishes the trainer's events.
+
+        Checkpoints go to `checkpoints/<run id>/gen<N>`, the run named after its snapshot: a rerun
+        on the same snapshot reuses the generations it finished and resumes the one a stop (Ctrl-C)
+        left half done; a new snapshot starts a new folder, so no checkpoint is overwritten. A set
+        `stop` ends training at its next step (`self.stopped` says where)."""
         from services.dataflow.registry import HarnessRegistry
         from streams.producer import TypedProducer
         from trainer.loop import publisher, run_generations
+        from trainer.stopping import TrainingStopped
 
         self.snapshot = snapshot
         self.started.set()
         model = resolve_base_model(self.base_model, self.data_dir)
         sent: list = []
         run_id = f"run-{snapshot.name}"
+        self.run_dir = self.out_dir / run_id
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
             emit = publisher(producer, sent)
             self.harness = self.harness_rounds(run_id, model, emit)
             # The model trains and is scored in the harness the rollouts use: the data dir's
             # registry (promotions of this run's rounds, or of earlier runs and `flywheel harness`).
             registry = self.harness.registry if self.harness else HarnessRegistry.at_data_dir(self.data_dir)
-            self.summaries = run_generations(
-                model, snapshot, self.out_dir, self.config, run_id=run_id, on_event=emit,
-                on_generation=self.harness.after_generation if self.harness else None,
-                harness=self._current_spec(registry))
+            try:
+                self.summaries = run_generations(
+                    model, snapshot, self.run_dir, self.config, run_id=run_id, on_event=emit,
+                    on_generation=self.harness.after_generation if self.harness else None,
+                    harness=self._current_spec(registry), stop=stop)
+            except TrainingStopped as stopped:
+                self.stopped = str(stopped)
+                logger.info("%s", stopped)
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
@@ -136,6 +149,8 @@ class TrainingPhase:
         if not self.started.is_set():
             return [("training", "not started (no snapshot)")]
         rows = [("trained on", f"{self.snapshot} from {self.base_model}")]
+        if self.stopped is not None:
+            rows.append(("training", f"[yellow]{self.stopped}[/]; checkpoints in {self.run_dir}"))
         for s in self.summaries:
             e = s.evaluation
             rows.append((f"generation {s.generation} ({s.stage})",
@@ -164,7 +179,7 @@ def training_service(phase: TrainingPhase, loop: DataLoop) -> Callable[[threadin
                 snapshot = Path(loop.progress.snapshots[-1].path)
                 loop.quiesce()  # no new episodes while the model trains
                 try:
-                    phase.train(snapshot)
+                    phase.train(snapshot, stop)
                 except Exception as error:
                     phase.error = f"{type(error).__name__}: {error}"
                     logger.exception("training failed")

@@ -675,8 +675,9 @@ class ForgetOldAddress(_Memory):
 
     # The old address's key is drawn per instance, so no fixed key forgets it blind (one issue
     # measured `memory_write("previous_home_address", null)` solving every instance).
-    OLD_KEYS = ("previous_home_address", "old_address", "former_flat_address", "address_before_move",
-                "last_flat_address")
+    # None shares a word with the goal but "address", so matching keys to the goal's words ties
+    # with home_address and work_address instead of finding it.
+    OLD_KEYS = ("old_address", "prior_address", "past_address", "old_home_address", "prior_home_address")
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         old, home, work = STREETS.sample(rng, split, 3)
@@ -693,12 +694,8 @@ class ForgetOldAddress(_Memory):
 
     def oracle(self, p: dict[str, Any], observe: Observe) -> OracleScript:
         yield MemoryRead(query="address")
-        hits = observe().result.value
-        yield MemoryRead(query="moved into")
-        moved = observe().result.value
-        now = {v.removeprefix("Moved into ").rstrip(".") for v in moved.values() if isinstance(v, str)}
-        key = next(k for k, v in hits.items() if k not in ("home_address", "work_address")
-                   and not k.startswith("note/") and v not in now)
+        hits = observe().result.value  # the current home and work, and the one to forget
+        key = next(k for k in hits if k not in ("home_address", "work_address") and not k.startswith("note/"))
         yield MemoryWrite(key=key, value=None)
         yield finish()
 

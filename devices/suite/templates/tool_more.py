@@ -103,13 +103,17 @@ class CancelTimerFor(WorldTemplate):
     tier = "easy"
     chain = 1
     lookups = ("clock.list_timers",)
-    goal_template = "Cancel the timer for the {thing}; the others keep running."
+    # Two timers carry the dish's label, so matching the label alone is a coin toss: the one
+    # with more time left is the one to cancel.
+    goal_template = "Cancel the {thing} timer with the most time left; the others keep running."
 
     def build(self, w: World) -> dict[str, Any]:
-        thing, minutes = w.nth(DISHES, range(5, 95, 10))
+        thing, minutes = w.nth(DISHES, range(15, 95, 10))
         others = w.other(DISHES, thing, 2)
+        shorter = w.rng.randint(2, minutes - 5)
         rows = {d: w.add("clock", "timers", "tm", seconds=(minutes if d == thing else w.rng.randint(3, 90)) * 60,
                          label=d.lower()) for d in (thing, *others)}
+        w.add("clock", "timers", "tm", seconds=shorter * 60, label=thing.lower())
         return {"thing": thing.lower(), "_id": rows[thing]["id"], "_minutes": minutes}
 
     def expect(self, p: dict[str, Any], before: Any) -> list[Any]:
@@ -117,9 +121,10 @@ class CancelTimerFor(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("clock.list_timers"))
-        hit = one(rows, label=p["thing"])
-        if hit:
-            yield call("clock.cancel_timer", id=hit["id"])
+        mine = [r for r in find_rows(rows) if r.get("label") == p["thing"]]
+        if mine:
+            longest = max(mine, key=lambda r: r.get("seconds_left", r.get("seconds", 0)))
+            yield call("clock.cancel_timer", id=longest["id"])
 
 
 class DeleteOffAlarms(WorldTemplate):

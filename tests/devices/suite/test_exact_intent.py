@@ -70,7 +70,7 @@ def test_a_memory_entry_naming_every_sender_is_not_the_sender() -> None:
 
 
 def test_no_fixed_key_forgets_the_old_address_blind() -> None:
-    blind = [MemoryWrite(key="previous_home_address", value=None)]
+    blind = [MemoryWrite(key=ForgetOldAddress.OLD_KEYS[0], value=None)]
     share = fmean(_score("mem_forget_old_address", i, blind, split="train") for i in range(N))
     assert share <= 0.34, share  # one of five keys, drawn per instance
     spray = [MemoryWrite(key=k, value=None) for k in ForgetOldAddress.OLD_KEYS]

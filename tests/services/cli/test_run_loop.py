@@ -89,7 +89,9 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert result.returncode == 0, output
     assert "2 generation(s) trained" in output, output
     assert "generation 1 (sft)" in output and "generation 2 (rl)" in output, output
-    checkpoints = sorted(p.name for p in (data_dir / "checkpoints").iterdir())
+    runs = [p for p in (data_dir / "checkpoints").iterdir() if p.is_dir()]
+    assert len(runs) == 1 and runs[0].name.startswith("run-"), runs  # one folder per run
+    checkpoints = sorted(p.name for p in runs[0].iterdir())
     assert checkpoints[:2] == ["gen1", "gen2"], checkpoints
     con = duckdb.connect()
     files = [str(p) for p in ArchiveStore(data_dir / "archive").files()]
