@@ -219,7 +219,13 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     from trainer.envs import environment_factory as default_factory
     from trainer.envs import task_row
     from trainer.models import load_model
-    from trainer.sft import _base_name, git_commit, training_args_common, write_checkpoint_meta
+    from trainer.sft import (
+        _base_name,
+        git_commit,
+        quiet_progress,
+        training_args_common,
+        write_checkpoint_meta,
+    )
     from trainer.stopping import TrainingStopped, clear_resume_points, resume_point, stop_callback
 
     config = config or RlConfig()
@@ -245,6 +251,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     trainer = cls(model=loaded.model, args=args, train_dataset=dataset, processing_class=loaded.tokenizer,
                   environment_factory=environment_factory or default_factory, care_config=care_config,
                   use_care=config.care, controller=controller, max_tool_calls=config.max_tool_calls)
+    quiet_progress(trainer)
     if config.max_seconds is not None:
         trainer.add_callback(_time_limit(config.max_seconds))
     watcher = stop_callback(stop) if stop is not None else None

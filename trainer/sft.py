@@ -122,6 +122,21 @@ def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed:
             "deepspeed": deepspeed}
 
 
+def quiet_progress(trainer: Any) -> None:
+    """Sends the trainer's per-step log dicts to this module's logger (the run's log file)
+    instead of printing them: with progress bars off, transformers prints each dict to stdout."""
+    from transformers import PrinterCallback, TrainerCallback
+
+    class LogToLogger(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            if logs:
+                logger.info("step %d: %s", state.global_step,
+                            ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in logs.items()))
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(LogToLogger())
+
+
 def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path,
                       config: SftConfig | None = None) -> tuple[Any, Any, Any]:
     """(SFTTrainer, snapshot, skipped rows) ready to train; `run_sft` runs it and saves the checkpoint."""
@@ -160,6 +175,7 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
                      warmup_steps=0)
     trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(rows),
                          processing_class=tokenizer, peft_config=peft_config)
+    quiet_progress(trainer)
     trainer.flywheel_render_report = report
     if len(trainer.train_dataset) != len(rows):  # TRL must not drop what the fitter kept
         raise RuntimeError(f"TRL kept {len(trainer.train_dataset)} of {len(rows)} sequences of snapshot "

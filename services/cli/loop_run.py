@@ -273,9 +273,13 @@ class DataLoop:
         text = (f"loop: {p.rate(now):,.0f} ev/s | episodes {p.episodes:,} | pass rate "
                 f"{p.pass_rate:.0%} | review queue {p.review_queue:,} | examples "
                 f"{min(p.examples, 10**9):,}/{self.examples:,}")
-        dead = self.dead()
-        if dead:
-            text += f" | [stopped: {', '.join(dead)}]"
+        finished = [name for name, p in self._procs.items() if p.poll() == 0]
+        failed = [f"{name} (exit {p.returncode})" for name, p in self._procs.items()
+                  if p.poll() not in (None, 0)]
+        if finished:  # a service that exits 0 has done its part (the queue is full, say)
+            text += f" | done: {', '.join(finished)}"
+        if failed:
+            text += f" | FAILED: {', '.join(failed)}"
         return text
 
     def summary_rows(self) -> list[tuple[str, str]]:

@@ -51,6 +51,7 @@ from services.cli.data_dir_lock import DataDirBusy, hold_data_dir
 from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.rounds_phase import HarnessRoundConfig
+from services.cli.run_logging import run_logging
 from services.cli.supervisor import (
     MAX_RESTARTS,
     RESTART_BACKOFF_S,
@@ -357,6 +358,7 @@ def run(
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(hold_data_dir(Path(bus.data_dir)))
+            held.enter_context(run_logging(Path(bus.data_dir)))
         except (DataDirBusy, OSError) as error:
             fail(str(error))
         _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
