@@ -52,6 +52,7 @@ from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.rounds_phase import HarnessRoundConfig
 from services.cli.run_logging import run_logging
+from services.cli.run_summary import closing_lines
 from services.cli.supervisor import (
     MAX_RESTARTS,
     RESTART_BACKOFF_S,
@@ -478,6 +479,16 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
                                 if gate is not None else ()))
     for table in training.tables() if training is not None else ():
         console.print(table)
+    last = loop.progress.snapshots[-1] if loop is not None and loop.progress.snapshots else None
+    for line in closing_lines(
+            data_dir=Path(bus.data_dir), episodes=loop.progress.episodes if loop is not None else None,
+            snapshot=Path(last.path).name if last is not None else None,
+            rows=last.rows if last is not None else None,
+            summaries=training.summaries if training is not None else (),
+            stopped=training.stopped if training is not None else None,
+            base_model=base_model, gate_url=gate.url if gate is not None else None,
+            waiting=gate.gate.queue.counts()["waiting"] if gate is not None else None):
+        console.print(line, highlight=False, soft_wrap=True)
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 
