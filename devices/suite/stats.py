@@ -113,7 +113,25 @@ def suite_stats(n_oracle: int = 2, seed: int = 0, distinct_sample: int = DISTINC
         "templates_with_derived_values": {rule: sum(rule in r for r in derived.values()) for rule in RULES},
         "derived_values": derived,
         "catalogue_identification": catalogue_identification("test", 3, seed),
+        "depth": _depth(templates, actions),
     }
+
+
+def _depth(templates: list[Template], actions: dict[str, float]) -> dict[str, Any]:
+    """Genuine chains (one template whose later calls take earlier results, at least two
+    dependent lookups) apart from errands (independent templates joined in one goal, named
+    `A__and__B`), with their mean oracle actions: depth, not breadth."""
+    errands = [t for t in templates if "__and__" in t.name]
+    chains = [t for t in templates if "__and__" not in t.name and t.chain >= 2]
+
+    def mean(members: list[Template]) -> float:
+        return round(fmean(actions[t.name] for t in members), 2) if members else 0.0
+
+    hard = [t for t in templates if t.tier == "hard"]
+    return {"genuine_chains": len(chains), "genuine_chain_mean_oracle_actions": mean(chains),
+            "errands": len(errands), "errand_mean_oracle_actions": mean(errands),
+            "hard_tier_mean_oracle_actions": mean(hard),
+            "hard_tier_without_errands_mean_oracle_actions": mean([t for t in hard if t not in errands])}
 
 
 def _spread(sizes: dict[str, list[int]]) -> dict[str, dict[str, float]]:

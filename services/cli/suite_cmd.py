@@ -180,6 +180,11 @@ def stats(
     chars = data["prompt_chars_per_step"]
     console.print("context per oracle step (characters, median / p90): "
                   + ", ".join(f"{k} {v['median']:.0f} / {v['p90']:.0f}" for k, v in chars.items()))
+    depth = data["depth"]
+    console.print(f"depth: {depth['genuine_chains']} genuine chains (mean {depth['genuine_chain_mean_oracle_actions']:.2f} "
+                  f"oracle actions) and {depth['errands']} errands joining independent templates (mean "
+                  f"{depth['errand_mean_oracle_actions']:.2f}); hard tier {depth['hard_tier_mean_oracle_actions']:.2f} "
+                  f"actions, {depth['hard_tier_without_errands_mean_oracle_actions']:.2f} without the errands")
     named = data["catalogue_identification"]
     console.print(f"catalogues that name their template alone: {named['identified']} of {named['instances']} "
                   f"test instances ({named['share_identified']:.1%}); median {named['median_candidates']} "

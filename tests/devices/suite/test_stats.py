@@ -71,3 +71,10 @@ def test_stats_list_derived_values_and_context_size(stats: dict) -> None:
     size = stats["prompt_chars_per_step"]
     assert {"all", "tool", "memory", "skills", "subagent"} <= set(size)
     assert 0 < size["all"]["median"] <= size["all"]["p90"]
+
+
+def test_chains_and_errands_are_counted_apart(stats: dict) -> None:
+    depth = stats["depth"]
+    errands = sum("__and__" in t.name for t in all_templates())
+    assert depth["errands"] == errands and depth["genuine_chains"] >= 40
+    assert depth["genuine_chain_mean_oracle_actions"] > 0 and depth["errand_mean_oracle_actions"] > 0
