@@ -131,10 +131,11 @@ def token(name: Annotated[str, typer.Argument(help="The reviewer's name.")],
     Console(stderr=True).print(f"token for {name}: shown once, stored as a sha256 hash")
 
 
-def start_with_run(bootstrap: str, data_dir: Path, out: Console | None = None) -> GateHandle:
+def start_with_run(bootstrap: str, data_dir: Path, out: Console | None = None, *,
+                   rotate_token: bool = False) -> GateHandle:
     """For `flywheel run`: starts the gate beside the loop (the key is created on the first
-    run under the data directory, mode 0600), prints its address and a fresh token for the
-    'local' reviewer once. A bad setting or a taken port ends the run with one sentence.
+    run under the data directory, mode 0600), prints its address and the 'local' reviewer's
+    token (kept from the last run unless `rotate_token`). A bad setting or a taken port ends the run with one sentence.
 
     In run_cmd::
 
@@ -146,7 +147,7 @@ def start_with_run(bootstrap: str, data_dir: Path, out: Console | None = None) -
     out = out or console
     try:
         handle = start_gate(bootstrap, data_dir, load_gate_settings(), create_key=True,
-                            local_reviewer="local")
+                            local_reviewer="local", rotate_token=rotate_token)
     except (GateStartError, TokenError, ValueError, OSError) as error:
         fail(str(error))
     out.print(handle.banner(), highlight=False, soft_wrap=True)

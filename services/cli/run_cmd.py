@@ -342,6 +342,9 @@ def run(
                         "rl_steps, num_generations, eval_templates, eval_max_steps, … (see "
                         "trainer.loop.LoopConfig); a pretrained --base-model starts from "
                         "trainer.loop.PRETRAINED_DEFAULTS.")] = None,
+    rotate_token: Annotated[bool, typer.Option(
+        "--rotate-token", help="Issue a new token for the gate's 'local' reviewer instead of "
+                               "reusing the one kept from the last run.")] = False,
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -363,13 +366,15 @@ def run(
         except (DataDirBusy, OSError) as error:
             fail(str(error))
         _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
-             harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners)
+             harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners,
+             rotate_token)
 
 
 def _run(duration: float | None, archive: Path | None, sim_devices: int | None, examples: int,
          policy: str, generations: int, admission: str, base_model: str, harness_rounds: bool,
          evolve_templates: int, evolve_n: int, evolve_proposals: int, train: list[str] | None,
-         bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings) -> None:
+         bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings,
+         rotate_token: bool = False) -> None:
     """The run itself, with the data dir held (`run` checks the options and takes the lock)."""
     fleet: SimFleet | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
@@ -420,7 +425,7 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
         if admission not in ("auto", "gate"):
             fail(f"--admission {admission!r} is not auto or gate; pass one of those")
         if examples:
-            gate = start_with_run(bootstrap, Path(bus.data_dir), console)
+            gate = start_with_run(bootstrap, Path(bus.data_dir), console, rotate_token=rotate_token)
             loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy,
                             env={"FLYWHEEL_CURATOR_ADMISSION": admission})
             console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "

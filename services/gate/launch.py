@@ -92,6 +92,7 @@ class GateHandle:
     key_created: bool
     local_token: str | None = None
     publisher: BrokerPublisher | None = None
+    token_reused: bool = False
     _stopped: bool = field(default=False, repr=False)
 
     def banner(self) -> str:
@@ -99,8 +100,9 @@ class GateHandle:
         lines = [(f"review gate on {self.url} (signing key {self.gate.signer.key_id}"
                  f"{', created at ' + str(self.key_path) if self.key_created else ''})")]
         if self.local_token:
-            lines.append(f"reviewer token for 'local' (shown once, stored hashed): "
-                         f"{self.local_token}")
+            how = ("the same as last run; `flywheel run --rotate-token` issues a new one" if self.token_reused
+                   else "new; kept for the next run in the data dir, mode 0600")
+            lines.append(f"reviewer token for 'local' ({how}): {self.local_token}")
         return "\n".join(lines)
 
     def summary_rows(self, auto_admitted: int | None = None, *, blocking: bool = True) -> list[tuple[str, str]]:
@@ -137,19 +139,21 @@ class GateHandle:
 
 
 def start_gate(bootstrap: str, data_dir: Path, settings: GateSettings | None = None, *,
-               create_key: bool = False, local_reviewer: str | None = None,
+               create_key: bool = False, local_reviewer: str | None = None, rotate_token: bool = False,
                topics: GateTopics | None = None, veto_window_s: float | None = None
                ) -> GateHandle:
     """Starts the feed and the web server; returns once both run. Raises GateStartError
     (one sentence) when the key is missing and `create_key` is False, or the port is taken.
-    With `local_reviewer`, a fresh token for that reviewer is issued (replacing the last).
+    With `local_reviewer`, that reviewer's token is the one kept from the last run (a fresh one
+    when there is none, it was revoked, or `rotate_token`).
     `veto_window_s` overrides the evolver's setting the harness page shows."""
     settings = settings or load_gate_settings()
     data_dir = Path(data_dir)
     key_path = settings.resolved_key_path(data_dir)
     key, created = load_or_create_key(key_path, create=create_key)
     tokens = ReviewerTokens(settings.resolved_reviewers_path(data_dir))
-    token = tokens.issue(local_reviewer) if local_reviewer else None
+    token, reused = (tokens.kept(local_reviewer, tokens.path.parent / f"{local_reviewer}-reviewer.token",
+                                 rotate=rotate_token) if local_reviewer else (None, False))
     topics = topics or GateTopics.registered()
     board = harness_board(data_dir, veto_window_s) if topics.harness is not None else None
     publisher = BrokerPublisher(bootstrap, topics.reviews, settings.publish_timeout_s,
@@ -173,4 +177,4 @@ def start_gate(bootstrap: str, data_dir: Path, settings: GateSettings | None = N
     port = server.servers[0].sockets[0].getsockname()[1]
     host = settings.host if settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
     return GateHandle(f"http://{host}:{port}", gate, feed, server, thread, key_path, created,
-                      token, publisher)
+                      token, publisher, token_reused=reused)

@@ -89,6 +89,22 @@ class ReviewerTokens:
             self._save()
         return token
 
+    def kept(self, name: str, keep: Path, *, rotate: bool = False) -> tuple[str, bool]:
+        """(token, reused) for the local reviewer `name`: the token kept in `keep` (mode 0600)
+        while it still matches the stored hash, else (or with `rotate`) a new one, written there.
+        So each `flywheel run` on a data dir does not hand out a new token."""
+        if not rotate and keep.is_file():
+            token = keep.read_text(encoding="utf-8").strip()
+            if self.reviewer_for(token) == name:
+                return token, True
+        token = self.issue(name)
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(keep, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(token + "\n")
+        return token, False
+
     def revoke(self, name: str) -> bool:
         with self._lock:
             self._load(strict=False)
