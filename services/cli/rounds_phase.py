@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,8 +132,12 @@ class HarnessRounds:
         self.seconds: dict[int, float] = {}
         self.paths: dict[str, Path] = {}
         self.runs = 0  # suite runs (model × harness × split) scored so far
+        self.stop: threading.Event | None = None  # the run's stop: checked before each suite run
 
         def score(model: CheckpointModel, spec: Any, split: Any) -> Any:
+            from trainer.stopping import check_stop
+
+            check_stop(self.stop, "during a harness round")
             started = time.monotonic()
             scores = suite_runner(model.policy, n_per_template=config.n_per_template,
                                   suite_seed=config.seed, templates=self.templates,
@@ -179,6 +184,11 @@ class HarnessRounds:
 
             self.paths["plot"] = plot_rounds(self.report, self.folder / "rounds.png")
         except Exception as error:
+            from trainer.stopping import TrainingStopped
+
+            if isinstance(error, TrainingStopped):  # a stop, not a failure: the run ends here
+                self.report.rows[:] = [r for r in self.report.rows if r.generation != generation]
+                raise
             self.error = f"generation {generation}: {type(error).__name__}: {error}"
             logger.exception("the harness round failed")
             # a half-scored round is left out of the table (its decisions stay reported)

@@ -104,6 +104,8 @@ class TrainingPhase:
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
             emit = publisher(producer, sent)
             self.harness = self.harness_rounds(run_id, model, emit)
+            if self.harness is not None:
+                self.harness.stop = stop
             # The model trains and is scored in the harness the rollouts use: the data dir's
             # registry (promotions of this run's rounds, or of earlier runs and `flywheel harness`).
             registry = self.harness.registry if self.harness else HarnessRegistry.at_data_dir(self.data_dir)

@@ -254,3 +254,17 @@ def test_a_round_that_fails_half_way_leaves_no_half_row_in_the_table(tmp_path: P
     assert rounds.table() is not None and rounds.table().row_count == 2
     rows = dict(rounds.summary_rows())
     assert "harness round 1" in rows and "harness round 2" not in rows
+
+
+def test_a_stop_during_a_round_ends_it_as_a_stop_not_a_failure(tmp_path: Path) -> None:
+    import threading
+
+    from trainer.stopping import TrainingStopped
+
+    rounds = HarnessRounds(tmp_path, HarnessRoundConfig(names=("alarm_off",)), run_id="stopped",
+                           base_model=tmp_path / "base", load=lambda path: OraclePolicy())
+    rounds.stop = threading.Event()
+    rounds.stop.set()
+    with pytest.raises(TrainingStopped, match="during a harness round"):
+        rounds.after_generation(summary(1, tmp_path / "gen1"))
+    assert rounds.error is None and rounds.report.rows == []
