@@ -67,6 +67,9 @@ class StopFlag:
         self._event.set()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self._event.is_set():  # a second Ctrl-C: say what is happening, keep stopping cleanly
+            logger.warning("already stopping (%s): services finish their current step, then the "
+                           "archive drains", self.reason)
         self.set(signal.Signals(signum).name)
 
     def install(self) -> StopFlag:

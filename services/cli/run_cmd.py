@@ -455,10 +455,15 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
                                                         bus.data_dir, drain, fleet, loop,
                                                         training)
         finally:
-            stop.restore()
-            supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
-            if gate is not None:
-                gate.stop()
+            # Signals stay routed to the flag while the services stop: a second Ctrl-C while
+            # training saves its step must not raise in the main thread (that ended a run in
+            # "terminate called without an active exception").
+            try:
+                supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
+                if gate is not None:
+                    gate.stop()
+            finally:
+                stop.restore()
         if drain.broker_died:
             console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
                           f"stopped; what the archiver had flushed is safe, and the next "
