@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "services.cli.review_cmd",
     "services.cli.harness_cmd",
     "services.cli.train_cmd",
+    "services.cli.audit_cmd",
 )
 
 for _name in COMMAND_MODULES:

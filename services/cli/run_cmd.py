@@ -498,7 +498,7 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
             stopped=training.stopped if training is not None else None,
             base_model=base_model, gate_url=gate.url if gate is not None else None,
             waiting=gate.gate.queue.counts()["waiting"] if gate is not None else None):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
         raise typer.Exit(1)
 

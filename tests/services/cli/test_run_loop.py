@@ -123,3 +123,18 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
         "SELECT count(*) FROM read_parquet(?) WHERE type = 'harness.proposed' "
         "AND correlation_id = ?", [files, folder.name]).fetchone()[0]
     assert proposed == decided, (proposed, decided)
+
+    # The run ends with its five lines, and `flywheel audit` traces the last checkpoint back to
+    # the snapshot (sha256 as at training time) and every row's events to the archive.
+    for line in ("ran ", "model: ", "details: ", "resume: ", "review: "):
+        assert f"\n{line}" in output, (line, output[-1500:])
+    gen2 = runs[0] / "gen2"
+    audited = subprocess.run([sys.executable, "-m", "services.cli.main", "audit", str(gen2), "--json"],
+                             env=env, capture_output=True, text=True, timeout=WAIT_S, check=False)
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    report = json.loads(audited.stdout)
+    assert report["chain"][0] == report["checkpoint"]["checkpoint_id"] and len(report["chain"]) == 2
+    assert report["snapshots"] and all(s["sha256_matches"] for s in report["snapshots"])
+    lineage = report["lineage"]
+    assert lineage["events_named"] > 0 and lineage["found_in_archive"] == lineage["events_named"]
+    assert report["held_out_rows"] == []
