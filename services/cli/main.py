@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "services.cli.harness_cmd",
     "services.cli.train_cmd",
     "services.cli.audit_cmd",
+    "services.cli.rescore_cmd",
 )
 
 for _name in COMMAND_MODULES:

@@ -138,3 +138,25 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     lineage = report["lineage"]
     assert lineage["events_named"] > 0 and lineage["found_in_archive"] == lineage["events_named"]
     assert report["held_out_rows"] == []
+
+    # `flywheel rescore` re-judges every archived episode from its stored final state with
+    # today's checkers: none changes here; a checker that now refuses everything changes all.
+    rescored = subprocess.run([sys.executable, "-m", "services.cli.main", "rescore", "--json"],
+                              env=env, capture_output=True, text=True, timeout=WAIT_S, check=False)
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    again = json.loads(rescored.stdout)
+    assert again["rejudged"] > 0 and again["changed"] == 0 and again["checker_failed"] == 0, again
+    import services.dataflow.tasks as tasks_module
+    from devices.suite.diff import CheckResult
+    from services.cli.rescore_cmd import rescore_archive
+
+    original = tasks_module.check_final_state
+    tasks_module.check_final_state = lambda task, final: CheckResult(  # type: ignore[assignment]
+        score=0.0, progress=0.0, subgoals=[("refused by a stricter checker", False)], violations=[])
+    try:
+        stricter = rescore_archive(data_dir / "archive", data_dir / "blobs")
+    finally:
+        tasks_module.check_final_state = original
+    passed_before = sum(1 for c in stricter["changes"] if c["then"] == 1.0)
+    assert stricter["changed"] == passed_before > 0
+    assert all(c["why"] == "refused by a stricter checker" for c in stricter["changes"])

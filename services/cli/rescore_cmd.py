@@ -1,0 +1,132 @@
+"""`flywheel rescore [--since TIME]`: re-judge archived episodes with today's checkers.
+
+For every `episode.ended` in the event archive (since `--since`), it loads the final state
+the rollout stored in the blob store and scores it with the task's checker as this checkout
+has it: no new rollout, no simulator. Each score is compared with the archived
+`verdict.issued` and every verdict that would change is listed (episode, template, then →
+now, and the first violation today's checker reports). A checker that tightened is how old
+data that passed on a gap is found (e.g. the exact-intent rules that now refuse a reminder
+naming both branches of a condition). Exit status 0; `--json` prints the whole report.
+
+Not built yet: writing a corrected snapshot from the changed verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from services.cli.archive_cmd import ArchiveOption, fail
+
+__all__ = ["register", "rescore_archive"]
+
+console = Console()
+
+
+def _events(files: list[Path], kind: str, since: datetime | None) -> list[dict[str, Any]]:
+    if not files:
+        return []
+    con = duckdb.connect()
+    where = "type = ?" + (" AND occurred_at >= ?" if since is not None else "")
+    params: list[Any] = [[str(f) for f in files], kind] + ([since] if since is not None else [])
+    rows = con.execute(f"SELECT payload FROM read_parquet(?) WHERE {where} AND payload IS NOT NULL "
+                       "ORDER BY occurred_at", params).fetchall()
+    return [json.loads(payload) for (payload,) in rows]
+
+
+def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None = None,
+                    suite_seed: int = 0) -> dict[str, Any]:
+    """The re-judging report: counts, and every verdict that changes."""
+    from devices.blobs import BlobNotFound, BlobStore
+    from schemas.registry import validate_event
+    from services.archiver.store import ArchiveStore
+    from services.dataflow.tasks import check_final_state, instance_of
+
+    files = ArchiveStore(archive_root).files()
+    tasks = {e["task_id"]: validate_event(e) for e in _events(files, "task.proposed", None)}
+    verdicts = {e["episode_id"]: e for e in _events(files, "verdict.issued", None)}
+    blobs = BlobStore(blob_root)
+    counts = {"episodes": 0, "rejudged": 0, "unchanged": 0, "changed": 0, "no_final_state": 0,
+              "no_task": 0, "no_verdict": 0, "checker_failed": 0}
+    changes: list[dict[str, Any]] = []
+    for payload in _events(files, "episode.ended", since):
+        counts["episodes"] += 1
+        episode = validate_event(payload)
+        task_event = tasks.get(episode.task_id)
+        verdict = verdicts.get(episode.episode_id)
+        if task_event is None:
+            counts["no_task"] += 1
+            continue
+        if episode.final_state is None:
+            counts["no_final_state"] += 1
+            continue
+        if verdict is None:
+            counts["no_verdict"] += 1
+            continue
+        task = instance_of(task_event, suite_seed)
+        try:
+            result = check_final_state(task, json.loads(blobs.get(episode.final_state.sha256)))
+        except BlobNotFound:
+            counts["no_final_state"] += 1
+            continue
+        except Exception as error:  # noqa: BLE001 - a checker that cannot read old data is reported
+            counts["checker_failed"] += 1
+            changes.append({"episode_id": episode.episode_id, "template": task.template, "then": verdict["score"],
+                            "now": None, "why": f"today's checker failed: {type(error).__name__}: {error}"})
+            continue
+        counts["rejudged"] += 1
+        if abs(result.score - float(verdict["score"])) < 1e-9:
+            counts["unchanged"] += 1
+            continue
+        counts["changed"] += 1
+        why = (result.violations or [label for label, ok in result.subgoals if not ok] or ["all sub-goals now met"])[0]
+        changes.append({"episode_id": episode.episode_id, "template": task.template,
+                        "then": float(verdict["score"]), "now": result.score,
+                        "verifier_then": verdict.get("verifier"), "why": why})
+    return {"archive": str(archive_root), "since": since.isoformat() if since else None, **counts,
+            "changes": changes}
+
+
+def rescore(
+    since: Annotated[datetime | None, typer.Option(
+        help="Only episodes that ended at or after this time (ISO 8601, e.g. 2026-12-01T00:00:00+00:00).")] = None,
+    archive: ArchiveOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Re-judge archived episodes with today's checkers from their stored final states and list
+    every verdict that would change (no new rollouts)."""
+    from services.archiver.settings import load_archiver_settings
+    from services.dataflow.tasks import blob_dir
+    from streams.settings import load_bus_settings
+
+    try:
+        data_dir = Path(load_bus_settings().data_dir)
+        archive_root = archive or load_archiver_settings().resolved_archive_dir(data_dir)
+        report = rescore_archive(archive_root, blob_dir(data_dir), since)
+    except (ValueError, FileNotFoundError) as error:
+        fail(str(error))
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, default=str))
+        return
+    console.print(f"{report['episodes']:,} archived episodes: {report['rejudged']:,} re-judged, "
+                  f"{report['unchanged']:,} unchanged, [bold]{report['changed']:,} changed[/]; "
+                  f"{report['no_final_state']} without a final state, {report['no_task']} without their task, "
+                  f"{report['no_verdict']} without a verdict, {report['checker_failed']} the checker could not read",
+                  highlight=False)
+    if report["changes"]:
+        table = Table("episode", "template", "then", "now", "why", title="verdicts that change")
+        for c in report["changes"][:50]:
+            table.add_row(c["episode_id"], c["template"], f"{c['then']:.2f}",
+                          "–" if c["now"] is None else f"{c['now']:.2f}", str(c["why"])[:100])
+        console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rescore")(rescore)
