@@ -145,3 +145,7 @@ class EvalReported(Event):
     intervals: dict[str, Interval] = Field(default_factory=dict,
                                            description="95% bootstrap intervals: overall, success, family names.")
     harness: str | None = Field(default=None, description="The harness version the episodes ran in.")
+    general_perplexity: float | None = Field(default=None, ge=0.0, allow_inf_nan=False, description=(
+        "Perplexity on the bundled general-text sample (trainer.general): what training costs outside the phone."))
+    general_tool_use: float | None = Field(default=None, ge=0.0, le=1.0, description=(
+        "Share of the bundled non-mobile JSON tool requests answered with the right call."))

@@ -201,8 +201,12 @@ def eval_cmd(
     dtype: Annotated[str | None, typer.Option(help="float32 or bfloat16 (default: the device's).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes decoded together (a GPU takes hundreds).")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print the eval.reported event as JSON.")] = False,
+    general: Annotated[bool, typer.Option(
+        "--general/--no-general", help="Also measure general capability: perplexity on a bundled text and "
+                                       "non-mobile JSON tool use (trainer.general).")] = True,
 ) -> None:
-    """Score a checkpoint on a split: overall, per family and tier, success, tokens, tool calls, 95% intervals."""
+    """Score a checkpoint on a split: overall, per family and tier, success, tokens, tool calls, 95% intervals,
+    and general capability beside the phone."""
     from devices.suite.instances import generate_split, of_tiers
     from trainer.evaluate import evaluate_policy
     from trainer.loop import eval_event
@@ -219,6 +223,13 @@ def eval_cmd(
         raise _fail(f"no {split.value} task matches --tier {' '.join(tier or [])}")
     summary = evaluate_policy(policy, tasks, split=split.value, progress=not as_json, batch_size=batch_size)
     event = eval_event(summary, policy.name.removeprefix("model:"), run_id="manual")
+    report = None
+    if general:
+        from trainer.general import general_capability
+
+        report = general_capability(policy.model, policy.tokenizer)
+        event = event.model_copy(update={"general_perplexity": report.perplexity,
+                                         "general_tool_use": report.tool_use})
     if as_json:
         typer.echo(event.model_dump_json(indent=2))
         return
@@ -234,6 +245,8 @@ def eval_cmd(
                   f"{summary.mean_tool_calls:.2f} · median prompt tokens {summary.median_prompt_tokens:.0f}")
     if summary.tiers:
         console.print("tiers: " + json.dumps({k: round(v, 3) for k, v in summary.tiers.items()}))
+    if report is not None:
+        console.print(report.line())
 
 
 def register(app: typer.Typer) -> None:
