@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "services.cli.train_cmd",
     "services.cli.audit_cmd",
     "services.cli.rescore_cmd",
+    "services.cli.report_cmd",
 )
 
 for _name in COMMAND_MODULES:

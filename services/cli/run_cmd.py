@@ -50,6 +50,7 @@ from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_w
 from services.cli.data_dir_lock import DataDirBusy, hold_data_dir
 from services.cli.gate_cmd import start_with_run
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
+from services.cli.report_cmd import REPORT_FILE, write_report
 from services.cli.rounds_phase import HarnessRoundConfig
 from services.cli.run_logging import run_logging
 from services.cli.run_summary import closing_lines
@@ -490,7 +491,13 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
     for table in training.tables() if training is not None else ():
         console.print(table)
     last = loop.progress.snapshots[-1] if loop is not None and loop.progress.snapshots else None
+    try:
+        report = write_report(archive_dir, Path(bus.data_dir) / REPORT_FILE)
+    except Exception as error:  # noqa: BLE001 - the report is a view; the run's result stands without it
+        report = None
+        console.print(f"[yellow]the report could not be written[/]: {type(error).__name__}: {error}")
     for line in closing_lines(
+            report=report,
             data_dir=Path(bus.data_dir), episodes=loop.progress.episodes if loop is not None else None,
             snapshot=Path(last.path).name if last is not None else None,
             rows=last.rows if last is not None else None,

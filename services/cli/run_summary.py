@@ -30,7 +30,7 @@ def verdict(first: Any, last: Any) -> str:
 
 def closing_lines(*, data_dir: Path, episodes: int | None, snapshot: str | None, rows: int | None,
                   summaries: Sequence[Any], stopped: str | None, base_model: str | None,
-                  gate_url: str | None, waiting: int | None) -> list[str]:
+                  gate_url: str | None, waiting: int | None, report: Path | None = None) -> list[str]:
     """The five lines (each a plain sentence; the caller prints them)."""
     ran = f"ran {episodes:,} episodes" if episodes is not None else "ran the archive and device runners"
     if snapshot is not None:
@@ -45,7 +45,9 @@ def closing_lines(*, data_dir: Path, episodes: int | None, snapshot: str | None,
                     f"{e.overall_ci[1]:.3f}]; a second one is needed to say whether training helps")
     else:
         improved = "model: not trained in this run" + (f" ({stopped})" if stopped else "")
-    details = (f"details: the table above, the log {data_dir / 'logs' / 'run.log'}, and "
+    details = (f"details: the report {report} (offline HTML), the log {data_dir / 'logs' / 'run.log'}"
+               if report is not None else
+               f"details: the table above, the log {data_dir / 'logs' / 'run.log'}, and "
                f"`flywheel sql \"SELECT type, count(*) FROM events GROUP BY type\"`")
     resume = ("resume: run `flywheel run` again with the same data dir; finished generations are "
               "reused and a stopped one resumes" + (f" ({stopped})" if stopped else ""))

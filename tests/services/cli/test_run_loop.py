@@ -160,3 +160,10 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     passed_before = sum(1 for c in stricter["changes"] if c["then"] == 1.0)
     assert stricter["changed"] == passed_before > 0
     assert all(c["why"] == "refused by a stricter checker" for c in stricter["changes"])
+
+    # The run wrote its offline report, with both generations' checkpoints in it.
+    page = (data_dir / "report.html").read_text()
+    for saved in con.execute("SELECT json_extract_string(payload, '$.checkpoint_id') FROM read_parquet(?) "
+                             "WHERE type = 'checkpoint.saved'", [files]).fetchall():
+        assert saved[0] in page
+    assert f"details: the report {data_dir / 'report.html'}" in output
