@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -104,6 +105,8 @@ class DataLoop:
         self.examples = examples
         self.policy = policy
         self.log_dir = self.data_dir / "logs"
+        # The gate's waiting count, when the run serves a gate (`flywheel run` sets it).
+        self.review_waiting: Callable[[], int] | None = None
         self.progress = LoopProgress()
         self._env = env or {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -271,7 +274,7 @@ class DataLoop:
         now = now if now is not None else time.monotonic()
         p = self.progress
         text = (f"loop: {p.rate(now):,.0f} ev/s | episodes {p.episodes:,} | pass rate "
-                f"{p.pass_rate:.0%} | review queue {p.review_queue:,} | examples "
+                f"{p.pass_rate:.0%} | review queue {self.waiting_for_review():,} | examples "
                 f"{min(p.examples, 10**9):,}/{self.examples:,}")
         finished = [name for name, p in self._procs.items() if p.poll() == 0]
         failed = [f"{name} (exit {p.returncode})" for name, p in self._procs.items()
@@ -281,6 +284,16 @@ class DataLoop:
         if failed:
             text += f" | FAILED: {', '.join(failed)}"
         return text
+
+    def waiting_for_review(self) -> int:
+        """Items waiting for a person: the gate's own count when the run serves one (so the
+        terminal and the gate's page say the same), else what the review events imply."""
+        if self.review_waiting is not None:
+            try:
+                return self.review_waiting()
+            except Exception:  # a status line never ends the run
+                logger.debug("the gate's count is not available", exc_info=True)
+        return self.progress.review_queue
 
     def summary_rows(self) -> list[tuple[str, str]]:
         p = self.progress

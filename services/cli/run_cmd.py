@@ -429,6 +429,7 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
             gate = start_with_run(bootstrap, Path(bus.data_dir), console, rotate_token=rotate_token)
             loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy,
                             env={"FLYWHEEL_CURATOR_ADMISSION": admission})
+            loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
             console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
                           f"until {examples:,} approved examples are in a snapshot "
                           f"(logs in {loop.log_dir})")

@@ -32,3 +32,19 @@ def test_five_lines_say_what_ran_the_verdict_where_to_look_resume_and_review(tmp
     bare = closing_lines(data_dir=tmp_path, episodes=None, snapshot=None, rows=None, summaries=[],
                          stopped="SFT stopped at step 3 of 12", base_model=None, gate_url=None, waiting=None)
     assert "not trained in this run (SFT stopped at step 3 of 12)" in bare[1]
+
+
+def test_the_live_status_shows_the_gates_own_waiting_count(tmp_path: Path) -> None:
+    from services.cli.loop_run import DataLoop
+
+    loop = DataLoop("127.0.0.1:1", tmp_path, 10)
+    loop.progress.requested.update({"r1", "r2"})
+    assert "review queue 2" in loop.status()  # from the review events
+    loop.review_waiting = lambda: 139
+    assert "review queue 139" in loop.status()  # the gate's count, as its page says
+
+    def broken() -> int:
+        raise RuntimeError("gone")
+
+    loop.review_waiting = broken
+    assert "review queue 2" in loop.status()  # a failing count never breaks the status
