@@ -343,6 +343,9 @@ def run(
                         "rl_steps, num_generations, eval_templates, eval_max_steps, … (see "
                         "trainer.loop.LoopConfig); a pretrained --base-model starts from "
                         "trainer.loop.PRETRAINED_DEFAULTS.")] = None,
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help="Train from the base model in a new checkpoints folder instead of reusing and "
+                        "resuming this snapshot's generations.")] = False,
     rotate_token: Annotated[bool, typer.Option(
         "--rotate-token", help="Issue a new token for the gate's 'local' reviewer instead of "
                                "reusing the one kept from the last run.")] = False,
@@ -368,14 +371,14 @@ def run(
             fail(str(error))
         _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
              harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners,
-             rotate_token)
+             rotate_token, fresh)
 
 
 def _run(duration: float | None, archive: Path | None, sim_devices: int | None, examples: int,
          policy: str, generations: int, admission: str, base_model: str, harness_rounds: bool,
          evolve_templates: int, evolve_n: int, evolve_proposals: int, train: list[str] | None,
          bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings,
-         rotate_token: bool = False) -> None:
+         rotate_token: bool = False, fresh: bool = False) -> None:
     """The run itself, with the data dir held (`run` checks the options and takes the lock)."""
     fleet: SimFleet | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
@@ -439,7 +442,7 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
                                             n_per_template=evolve_n,
                                             max_proposals=evolve_proposals)
                 training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model,
-                                         rounds=rounds, train_overrides=train or ())
+                                         rounds=rounds, train_overrides=train or (), fresh=fresh)
                 config = training.config
                 console.print(f"then training: {generations} generation(s) of {base_model} "
                               f"(SFT {config.sft_steps} steps at lr {config.sft_lr:g}, then "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,7 +57,8 @@ class TrainingPhase:
     """Trains on the data phase's snapshot for `generations` generations, publishing as it goes."""
 
     def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str,
-                 rounds: HarnessRoundConfig | None = None, train_overrides: Sequence[str] = ()) -> None:
+                 rounds: HarnessRoundConfig | None = None, train_overrides: Sequence[str] = (),
+                 fresh: bool = False) -> None:
         from trainer.loop import loop_config
 
         # A bad `--train` raises ValueError naming the field (`flywheel run` checks before the broker starts).
@@ -79,6 +81,8 @@ class TrainingPhase:
         self.snapshot: Path | None = None
         self.error: str | None = None
         self.run_dir = self.out_dir
+        self.fresh = fresh  # train from the base even where this snapshot's checkpoints exist
+        self.resumed: str | None = None  # what a rerun picked up, for the summary
         self.stopped: str | None = None  # where a stop ended training, for the summary
         self.started = threading.Event()
         self.finished = threading.Event()
@@ -100,7 +104,12 @@ class TrainingPhase:
         model = resolve_base_model(self.base_model, self.data_dir)
         sent: list = []
         run_id = f"run-{snapshot.name}"
+        if self.fresh:  # a new folder beside the old one: nothing is overwritten
+            run_id += time.strftime("-%Y%m%dT%H%M%S")
         self.run_dir = self.out_dir / run_id
+        self.resumed = _resuming(self.run_dir)
+        if self.resumed:
+            logger.warning("%s", self.resumed)
         with TypedProducer(self.bootstrap, client_id="trainer") as producer:
             emit = publisher(producer, sent)
             self.harness = self.harness_rounds(run_id, model, emit)
@@ -151,6 +160,8 @@ class TrainingPhase:
         if not self.started.is_set():
             return [("training", "not started (no snapshot)")]
         rows = [("trained on", f"{self.snapshot} from {self.base_model}")]
+        if self.resumed is not None:
+            rows.append(("resumed", self.resumed))
         if self.stopped is not None:
             rows.append(("training", f"[yellow]{self.stopped}[/]; checkpoints in {self.run_dir}"))
         for s in self.summaries:
@@ -170,6 +181,20 @@ class TrainingPhase:
         """The per-round table (before / model alone / harness alone / both), when rounds ran."""
         table = self.harness.table() if self.harness is not None else None
         return [table] if table is not None else []
+
+
+def _resuming(run_dir: Path) -> str | None:
+    """What a rerun on this snapshot picks up in `run_dir` (None: nothing, it starts afresh)."""
+    from trainer.sft import CHECKPOINT_FILE
+    from trainer.stopping import resume_point
+
+    done = sorted(p.name for p in run_dir.glob("gen*") if (p / CHECKPOINT_FILE).is_file())
+    half = sorted(p.name for p in run_dir.glob("gen*") if not (p / CHECKPOINT_FILE).is_file() and resume_point(p))
+    if not done and not half:
+        return None
+    parts = ([f"reusing finished {', '.join(done)}"] if done else []) + \
+            ([f"resuming {', '.join(half)} from its last saved step"] if half else [])
+    return f"training resumes in {run_dir}: {'; '.join(parts)} (`flywheel run --fresh` starts over in a new folder)"
 
 
 def training_service(phase: TrainingPhase, loop: DataLoop) -> Callable[[threading.Event], None]:

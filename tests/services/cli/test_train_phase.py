@@ -93,3 +93,17 @@ def test_an_unreadable_registry_trains_in_the_built_in_harness_and_says_why(
     readable = HarnessRegistry.at_data_dir(tmp_path / "fine")
     readable.init(HarnessSpec.default().to_json_dict())
     assert phase._current_spec(readable)().version == HarnessSpec.default().version
+
+
+def test_a_rerun_says_what_it_reuses_and_resumes(tmp_path: Path) -> None:
+    from services.cli.train_phase import _resuming
+    from trainer.sft import CHECKPOINT_FILE
+
+    run_dir = tmp_path / "checkpoints" / "run-snap"
+    assert _resuming(run_dir) is None  # nothing there: it starts afresh, silently
+    (run_dir / "gen1").mkdir(parents=True)
+    (run_dir / "gen1" / CHECKPOINT_FILE).write_text("{}")
+    (run_dir / "gen2" / "trainer_state" / "checkpoint-3").mkdir(parents=True)
+    said = _resuming(run_dir)
+    assert said is not None and "reusing finished gen1" in said and "resuming gen2" in said
+    assert "--fresh" in said
