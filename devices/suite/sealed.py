@@ -50,7 +50,8 @@ class SealedPolicy:
         self.step_timeout_s = step_timeout_s
         self.timeouts = 0
         self.failures = 0
-        self._process: subprocess.Popen[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending = b""  # bytes read from the host past the last full line
         self._over = False  # this episode ended on the policy's side (timeout or failure)
         self.name = self._start()
 
@@ -80,7 +81,7 @@ class SealedPolicy:
             return
         try:
             if process.poll() is None and process.stdin is not None:
-                process.stdin.write(json.dumps({"op": "close"}) + "\n")
+                process.stdin.write(json.dumps({"op": "close"}).encode() + b"\n")
                 process.stdin.flush()
             process.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
@@ -98,7 +99,8 @@ class SealedPolicy:
             p for p in (str(_ROOT), os.getcwd(), os.environ.get("PYTHONPATH", "")) if p)}
         self._process = subprocess.Popen(
             [sys.executable, "-m", "devices.suite.policy_host", self.spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, text=True, env=env)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env)
+        self._pending = b""
         first = self._read(START_TIMEOUT_S)
         if first is None or "error" in first or "ready" not in first:
             said = (first or {}).get("error") or f"the policy host for {self.spec} did not start"
@@ -113,7 +115,7 @@ class SealedPolicy:
         if process is None or process.stdin is None or self._over:
             return None
         try:
-            process.stdin.write(json.dumps(message, default=str) + "\n")
+            process.stdin.write(json.dumps(message, default=str).encode() + b"\n")
             process.stdin.flush()
         except OSError:
             self._fail("exited")
@@ -137,23 +139,30 @@ class SealedPolicy:
         return reply
 
     def _read(self, timeout_s: float) -> dict[str, Any] | None:
+        """The host's next JSON line within `timeout_s` (None: none came, or the host exited).
+        Bytes are read from the pipe directly, so a second line already read is never left
+        waiting in a buffer the selector cannot see."""
         process = self._process
         if process is None or process.stdout is None:
             return None
+        fd = process.stdout.fileno()
         deadline = time.monotonic() + timeout_s
         with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
+            selector.register(fd, selectors.EVENT_READ)
             while True:
+                while b"\n" in self._pending:
+                    line, self._pending = self._pending.split(b"\n", 1)
+                    try:
+                        return json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # not a protocol line; the host sends only JSON
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     return None
-                line = process.stdout.readline()
-                if not line:
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     return None
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # not a protocol line; the host sends only JSON
+                self._pending += chunk
 
     def _fail(self, what: str) -> None:
         self.failures += 1
