@@ -44,7 +44,10 @@ def test_validate_refuses_unfilled_and_inconsistent_configs() -> None:
 
 def test_three_cpu_steps_of_sft_and_grpo_with_each_config(tiny_model: Path, oracle_snapshot: Path,
                                                           tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TRL_EXPERIMENTAL_SILENCE": "1", "MASTER_PORT": "29533"}
+    from streams.broker import free_port
+
+    # A free port, not a fixed one: two suites on one machine (or a lingering socket) never collide.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TRL_EXPERIMENTAL_SILENCE": "1", "MASTER_PORT": str(free_port())}
     done = subprocess.run([sys.executable, "-m", "trainer.ds", str(tiny_model), str(oracle_snapshot), str(tmp_path)],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=540, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -166,7 +166,7 @@ def test_the_gate_refuses_to_start_without_a_key(bootstrap: str, topics: GateTop
     assert not (tmp_path / "gate" / "signing_key.pem").exists()
 
 
-def test_first_run_creates_the_key_owner_only_and_prints_a_token_once(
+def test_first_run_creates_the_key_owner_only_and_a_token_kept_for_the_next_run(
         bootstrap: str, topics: GateTopics, tmp_path: Path) -> None:
     settings = GateSettings(port=0)
     handle = start_gate(bootstrap, tmp_path, settings, topics=topics, create_key=True,
@@ -184,11 +184,19 @@ def test_first_run_creates_the_key_owner_only_and_prints_a_token_once(
                         local_reviewer="local")
     try:
         assert not second.key_created and second.gate.signer.key_id == key_id
-        assert second.local_token != token  # a fresh token each run; the old one is void
-        assert second.gate.tokens.reviewer_for(token) is None
-        assert token not in (tmp_path / "gate" / "reviewers.json").read_text()
+        assert second.local_token == token and second.token_reused  # the same token, still valid
+        assert second.gate.tokens.reviewer_for(token) == "local"
+        assert "the same as last run" in second.banner()
     finally:
         second.stop()
+    third = start_gate(bootstrap, tmp_path, settings, topics=topics, create_key=True,
+                       local_reviewer="local", rotate_token=True)
+    try:
+        assert third.local_token != token and not third.token_reused  # rotated: the old one is void
+        assert third.gate.tokens.reviewer_for(token) is None
+        assert token not in (tmp_path / "gate" / "reviewers.json").read_text()  # stored hashed only
+    finally:
+        third.stop()
 
 
 def test_bad_bytes_on_a_topic_are_dead_lettered_and_the_feed_goes_on(
