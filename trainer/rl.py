@@ -226,7 +226,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
         training_args_common,
         write_checkpoint_meta,
     )
-    from trainer.stopping import TrainingStopped, clear_resume_points, resume_point, stop_callback
+    from trainer.stopping import train_resumably
 
     config = config or RlConfig()
     model_dir, out = Path(model_dir), Path(out_dir)
@@ -254,18 +254,7 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     quiet_progress(trainer)
     if config.max_seconds is not None:
         trainer.add_callback(_time_limit(config.max_seconds))
-    watcher = stop_callback(stop) if stop is not None else None
-    if watcher is not None:
-        trainer.add_callback(watcher)
-    resume = resume_point(out)
-    started = time.monotonic()
-    trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
-    seconds = time.monotonic() - started
-    if watcher is not None and watcher.stopped_at is not None and trainer.state.global_step < trainer.state.max_steps:
-        saved = resume_point(out)
-        raise TrainingStopped(f"GRPO stopped at step {trainer.state.global_step} of {trainer.state.max_steps}; "
-                              f"the next run resumes from {saved}", saved, trainer.state.global_step)
-    clear_resume_points(out)
+    _, seconds = train_resumably(trainer, out, stop, "GRPO")
     out.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(out))  # gathers ZeRO-3 partitions before writing
     loaded.tokenizer.save_pretrained(out)

@@ -15,14 +15,13 @@ import json
 import logging
 import subprocess
 import threading
-import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from trainer.data import RenderReport, pack_episodes, read_snapshot, render_examples
-from trainer.stopping import TrainingStopped, clear_resume_points, resume_point, stop_callback
+from trainer.stopping import train_resumably
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
            "template_losses", "write_checkpoint_meta"]
@@ -195,20 +194,7 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     trainer, snapshot, skipped = build_sft_trainer(model_dir, snapshot_dir, out, config)
     tokenizer = trainer.processing_class
     dataset = trainer.train_dataset
-    watcher = stop_callback(stop) if stop is not None else None
-    if watcher is not None:
-        trainer.add_callback(watcher)
-    resume = resume_point(out)
-    if resume is not None:
-        logger.info("SFT resumes from %s", resume)
-    started = time.monotonic()
-    output = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
-    seconds = time.monotonic() - started
-    if watcher is not None and watcher.stopped_at is not None and trainer.state.global_step < trainer.state.max_steps:
-        saved = resume_point(out)
-        raise TrainingStopped(f"SFT stopped at step {trainer.state.global_step} of {trainer.state.max_steps}; "
-                              f"the next run resumes from {saved}", saved, trainer.state.global_step)
-    clear_resume_points(out)
+    output, seconds = train_resumably(trainer, out, stop, "SFT")
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     tokens = _tokens_seen(trainer.state.log_history) or _count_tokens(dataset, trainer.state)
     out.mkdir(parents=True, exist_ok=True)

@@ -11,13 +11,17 @@ checkpoint (`resume_point`) and continues from its step instead of starting agai
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainingStopped", "check_stop", "clear_resume_points", "resume_point", "stop_callback"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["TrainingStopped", "check_stop", "clear_resume_points", "resume_point", "stop_callback",
+           "train_resumably"]
 
 _STEP_DIR = re.compile(r"^checkpoint-(\d+)$")
 
@@ -75,3 +79,27 @@ def clear_resume_points(out_dir: Path) -> None:
     """Removes the step checkpoints of a stage that has now finished (they are for resuming it)."""
     for path in (Path(out_dir) / "trainer_state").glob("checkpoint-*"):
         shutil.rmtree(path, ignore_errors=True)
+
+
+def train_resumably(trainer: Any, out_dir: Path, stop: threading.Event | None, stage: str) -> tuple[Any, float]:
+    """(train output, seconds) of `trainer.train()` resumed from the step checkpoint a stopped
+    run left in `out_dir`; a set `stop` ends it at the next step with TrainingStopped naming
+    where the next run resumes; a finished stage clears its resume points."""
+    import time
+
+    watcher = stop_callback(stop) if stop is not None else None
+    if watcher is not None:
+        trainer.add_callback(watcher)
+    resume = resume_point(out_dir)
+    if resume is not None:
+        logger.info("%s resumes from %s", stage, resume)
+    started = time.monotonic()
+    output = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
+    seconds = time.monotonic() - started
+    state = trainer.state
+    if watcher is not None and watcher.stopped_at is not None and state.global_step < state.max_steps:
+        saved = resume_point(out_dir)
+        raise TrainingStopped(f"{stage} stopped at step {state.global_step} of {state.max_steps}; "
+                              f"the next run resumes from {saved}", saved, state.global_step)
+    clear_resume_points(out_dir)
+    return output, seconds

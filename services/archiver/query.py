@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -105,3 +106,17 @@ def run_query(store: ArchiveStore, sql: str, snapshots: Path | None = None,
     finally:
         con.close()
 
+
+
+def payloads(files: list[Path], types: tuple[str, ...], since: Any = None) -> list[tuple[str, dict[str, Any]]]:
+    """(type, decoded payload) of every archived event of `types` in `files`, oldest first
+    (optionally only those at or after `since`): the read `flywheel rescore` and `report` share."""
+    import json
+
+    if not files or not types:
+        return []
+    where = f"type IN ({', '.join('?' for _ in types)})" + (" AND occurred_at >= ?" if since is not None else "")
+    params: list[Any] = [[str(f) for f in files], *types] + ([since] if since is not None else [])
+    rows = duckdb.connect().execute(f"SELECT type, payload FROM read_parquet(?) WHERE {where} "
+                                    "AND payload IS NOT NULL ORDER BY occurred_at", params).fetchall()
+    return [(kind, json.loads(payload)) for kind, payload in rows]

@@ -26,16 +26,20 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 
+from services.archiver.query import payloads
 from services.cli.archive_cmd import ArchiveOption, fail
 
 __all__ = ["REPORT_FILE", "build_report", "register", "write_report"]
 
 console = Console()
 REPORT_FILE = "report.html"
+#: The event types the report reads.
+REPORTED = ("eval.reported", "dataset.snapshotted", "rl.group_scored", "failure.traced", "review.requested",
+            "review.decided", "harness.proposed", "harness.promoted", "harness.rejected", "harness.vetoed",
+            "checkpoint.saved", "episode.ended")
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;"
          "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
@@ -44,16 +48,8 @@ STYLE = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;colo
 
 def _events(files: list[Path]) -> dict[str, list[dict[str, Any]]]:
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    if not files:
-        return by_type
-    wanted = ("eval.reported", "dataset.snapshotted", "rl.group_scored", "failure.traced", "review.requested",
-              "review.decided", "harness.proposed", "harness.promoted", "harness.rejected", "harness.vetoed",
-              "checkpoint.saved", "episode.ended")
-    rows = duckdb.connect().execute(
-        "SELECT type, payload FROM read_parquet(?) WHERE payload IS NOT NULL AND type IN "
-        f"({', '.join('?' for _ in wanted)}) ORDER BY occurred_at", [[str(f) for f in files], *wanted]).fetchall()
-    for kind, payload in rows:
-        by_type[kind].append(json.loads(payload))
+    for kind, payload in payloads(files, REPORTED):
+        by_type[kind].append(payload)
     return by_type
 
 

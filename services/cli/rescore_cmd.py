@@ -18,11 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from services.archiver.query import payloads
 from services.cli.archive_cmd import ArchiveOption, fail
 
 __all__ = ["register", "rescore_archive"]
@@ -31,14 +31,7 @@ console = Console()
 
 
 def _events(files: list[Path], kind: str, since: datetime | None) -> list[dict[str, Any]]:
-    if not files:
-        return []
-    con = duckdb.connect()
-    where = "type = ?" + (" AND occurred_at >= ?" if since is not None else "")
-    params: list[Any] = [[str(f) for f in files], kind] + ([since] if since is not None else [])
-    rows = con.execute(f"SELECT payload FROM read_parquet(?) WHERE {where} AND payload IS NOT NULL "
-                       "ORDER BY occurred_at", params).fetchall()
-    return [json.loads(payload) for (payload,) in rows]
+    return [payload for _, payload in payloads(files, (kind,), since)]
 
 
 def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None = None,
