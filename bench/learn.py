@@ -40,7 +40,8 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
            per_family: int | None = None, tiers: list[str] | None = None) -> list:
     """The split's tasks, capped at `max_steps`; with `per_family`, a seeded sample of that many
     templates from each family (every instance of a chosen template), so a slice still covers
-    every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks."""
+    every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks, taken
+    instance by instance (each template's first, then each one's second), so a limit covers templates."""
     from devices.suite.instances import generate_split, of_tiers
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
@@ -57,6 +58,13 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
             rng.shuffle(names)
             chosen.update(names[:per_family])
         tasks = [t for t in tasks if t.template in chosen]
+    if limit:  # every template's first instance before any second one, so a limit spreads over templates
+        rank: dict[str, int] = {}
+        order = []
+        for task in tasks:
+            rank[task.template] = rank.get(task.template, -1) + 1
+            order.append(rank[task.template])
+        tasks = [task for _, task in sorted(zip(order, tasks, strict=True), key=lambda pair: pair[0])]
     return tasks[:limit] if limit else tasks
 
 
