@@ -58,13 +58,8 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
             rng.shuffle(names)
             chosen.update(names[:per_family])
         tasks = [t for t in tasks if t.template in chosen]
-    if limit:  # every template's first instance before any second one, so a limit spreads over templates
-        rank: dict[str, int] = {}
-        order = []
-        for task in tasks:
-            rank[task.template] = rank.get(task.template, -1) + 1
-            order.append(rank[task.template])
-        tasks = [task for _, task in sorted(zip(order, tasks, strict=True), key=lambda pair: pair[0])]
+    if limit:  # a stable sort on the instance index: every template's first instance before any second one
+        tasks = sorted(tasks, key=lambda task: task.index)
     return tasks[:limit] if limit else tasks
 
 
