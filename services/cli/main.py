@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "services.cli.audit_cmd",
     "services.cli.rescore_cmd",
     "services.cli.report_cmd",
+    "services.cli.snapshot_cmd",
 )
 
 for _name in COMMAND_MODULES:

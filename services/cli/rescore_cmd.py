@@ -8,7 +8,10 @@ now, and the first violation today's checker reports). A checker that tightened 
 data that passed on a gap is found (e.g. the exact-intent rules that now refuse a reminder
 naming both branches of a condition). Exit status 0; `--json` prints the whole report.
 
-Not built yet: writing a corrected snapshot from the changed verdicts.
+`--write-snapshot` then writes a corrected snapshot: the newest archived snapshot's recipe (or
+`--snapshot ID`'s) without every episode today's checker no longer passes, into the snapshots
+folder under a new id, its manifest naming the snapshot it corrects and why each episode left
+(`services.curator.rebuild.corrected_snapshot`). Train on it with `flywheel train sft --snapshot`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from rich.table import Table
 from services.archiver.query import payloads
 from services.cli.archive_cmd import ArchiveOption, fail
 
-__all__ = ["register", "rescore_archive"]
+__all__ = ["register", "rescore_archive", "write_corrected"]
 
 console = Console()
 
@@ -87,15 +90,38 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
             "changes": changes}
 
 
+def write_corrected(report: dict[str, Any], archive_root: Path, blob_root: Path, snapshots_root: Path,
+                    snapshot_id: str | None = None) -> tuple[str, Any]:
+    """The corrected snapshot of `snapshot_id` (default: the newest archived one) without the
+    episodes `report` found failing today: (the snapshot it corrects, its event or None when no
+    episode of it changed)."""
+    from services.curator.rebuild import RebuildError, corrected_snapshot, load_inputs
+
+    if snapshot_id is None:
+        archived = list(load_inputs(archive_root).snapshots)
+        if not archived:
+            raise RebuildError("the archive holds no dataset.snapshotted event, so there is no snapshot to correct")
+        snapshot_id = archived[-1]
+    drop = {c["episode_id"]: f"today's checker: {c['why']} (score then {c['then']:.2f}, now "
+                             f"{'unreadable' if c['now'] is None else format(c['now'], '.2f')})"
+            for c in report["changes"] if c["now"] is None or c["now"] < 1.0}
+    return snapshot_id, corrected_snapshot(snapshot_id, archive_root, blob_root, snapshots_root, drop)
+
+
 def rescore(
     since: Annotated[datetime | None, typer.Option(
         help="Only episodes that ended at or after this time (ISO 8601, e.g. 2026-12-01T00:00:00+00:00).")] = None,
     archive: ArchiveOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    write_snapshot: Annotated[bool, typer.Option(
+        "--write-snapshot", help="Also write a corrected snapshot without the episodes that fail today.")] = False,
+    snapshot: Annotated[str | None, typer.Option(
+        help="With --write-snapshot: the snapshot to correct (default: the newest archived one).")] = None,
 ) -> None:
     """Re-judge archived episodes with today's checkers from their stored final states and list
-    every verdict that would change (no new rollouts)."""
+    every verdict that would change (no new rollouts); optionally write a corrected snapshot."""
     from services.archiver.settings import load_archiver_settings
+    from services.curator.settings import load_curator_settings
     from services.dataflow.tasks import blob_dir
     from streams.settings import load_bus_settings
 
@@ -103,6 +129,11 @@ def rescore(
         data_dir = Path(load_bus_settings().data_dir)
         archive_root = archive or load_archiver_settings().resolved_archive_dir(data_dir)
         report = rescore_archive(archive_root, blob_dir(data_dir), since)
+        if write_snapshot:
+            corrects, event = write_corrected(report, archive_root, blob_dir(data_dir),
+                                              load_curator_settings().resolved_snapshot_dir(data_dir), snapshot)
+            report["corrected_snapshot"] = {"corrects": corrects, "snapshot_id": event and event.snapshot_id,
+                                            "path": event and event.path, "rows": event and event.rows}
     except (ValueError, FileNotFoundError) as error:
         fail(str(error))
     if as_json:
@@ -119,6 +150,12 @@ def rescore(
             table.add_row(c["episode_id"], c["template"], f"{c['then']:.2f}",
                           "–" if c["now"] is None else f"{c['now']:.2f}", str(c["why"])[:100])
         console.print(table)
+    fixed = report.get("corrected_snapshot")
+    if fixed is not None:
+        console.print(f"corrected snapshot of {fixed['corrects']}: {fixed['snapshot_id']} ({fixed['rows']} rows) at "
+                      f"{fixed['path']}" if fixed["snapshot_id"] else
+                      f"no episode of snapshot {fixed['corrects']} fails today: no corrected snapshot written",
+                      highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -64,7 +64,9 @@ __all__ = [
     "check_train_only",
     "choose_episodes",
     "correction_rows",
+    "recipe_of",
     "snapshot_rows_ready",
+    "write_recipe",
     "write_snapshot",
 ]
 
@@ -310,10 +312,40 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
     """Writes `<root>/<snapshot_id>/data.parquet` and `manifest.json` and returns the event:
     demonstrations, then corrections making up `correction_share` of the rows, together at
     least `target_rows` when that many are admitted (see the module docstring).
-    Deterministic in the state: a repeat after a crash rewrites the same files and event."""
+    Deterministic in the state: a repeat after a crash rewrites the same files and event.
+    The manifest's `recipe` names every input, so `services.curator.rebuild` reproduces the
+    same bytes from the event archive alone."""
     available, skipped = _available_corrections(state, admission_policy, harness,
                                                 correction_share)
     chosen = _choose_demonstrations(state, target_rows, len(available), correction_share)
+    counts = {k: v for k, v in sorted(state.counts.items())}
+    counts.update({"admitted_episodes": len(state.admitted), "review_queue": state.review_queue})
+    return write_recipe(state, chosen, available, skipped, root, blobs, admission_policy,
+                        cause=cause, harness=harness, correction_share=correction_share,
+                        state_counts=counts)
+
+
+def recipe_of(state: CuratorState, chosen: list[str], correction_share: float,
+              harness: Any) -> dict[str, Any]:
+    """What a snapshot is made of, by event: the demonstrations in the order chosen, every
+    admitted correction considered (admission order: the seeded sample draws from them), the
+    decision that admitted each, the correction share and the replay harness's version."""
+    corrections = [e for e in state.admitted if e in state.corrections] if correction_share else []
+    return {"demonstrations": list(chosen), "corrections": corrections,
+            "decisions": {e: state.admitted[e][1].event_id for e in [*chosen, *corrections]},
+            "correction_share": correction_share,
+            "replay_harness": getattr(getattr(harness, "spec", None), "version", None)}
+
+
+def write_recipe(state: CuratorState, chosen: list[str], available: list[dict[str, Any]],
+                 skipped: list[dict[str, str]], root: Path, blobs: BlobStore,
+                 admission_policy: str, *, cause: Any, harness: Any, correction_share: float,
+                 state_counts: dict[str, Any], extra: dict[str, Any] | None = None,
+                 ) -> DatasetSnapshotted:
+    """The files and event of a snapshot of `chosen` demonstrations plus the seeded share of the
+    `available` correction rows; `state_counts` are the curator's counts when it wrote (the
+    manifest's `counts`, to which the rows' own counts are added); `extra` adds manifest keys
+    (a corrected snapshot's `corrected_from`)."""
     rows, corrections = _mix(build_rows(state, chosen, admission_policy, harness), available,
                              skipped, correction_share, chosen)
     fixes = sorted({r["example_id"] for r in rows if r["kind"] == "correction"})
@@ -341,21 +373,20 @@ def write_snapshot(state: CuratorState, target_rows: int, root: Path, blobs: Blo
                                    []).append(row[f"{what}_offset"])
     composition = Counter(f"{r['family']}/{r['template']}/{r['tier']}" for r in rows)
     families = Counter(r["family"] for r in rows)
-    counts = {k: v for k, v in sorted(state.counts.items())}
-    counts.update({"admitted_episodes": len(state.admitted),
-                   "episodes_in_snapshot": len(chosen_all),
-                   "held_back_by_rebalance": len(state.admitted) - len(chosen_all),
+    counts = dict(state_counts)
+    counts.update({"episodes_in_snapshot": len(chosen_all),
+                   "held_back_by_rebalance": int(counts.get("admitted_episodes", 0)) - len(chosen_all),
                    "correction_rows": sum(r["kind"] == "correction" for r in rows),
                    "correction_failures": len(corrections["failures"]),
-                   "correction_rows_available": corrections["rows_available"],
-                   "review_queue": state.review_queue})
+                   "correction_rows_available": corrections["rows_available"]})
     files = {"data.parquet": _sha256(data_path)}
     manifest = {"snapshot_id": snapshot_id, "rows": len(rows), "kind": "sft",
-                "admission_policy": admission_policy, "counts": counts,
+                "admission_policy": admission_policy, "counts": dict(sorted(counts.items())),
                 "composition": dict(sorted(composition.items())),
                 "family_counts": dict(sorted(families.items())), "files": files,
                 "columns": list(COLUMNS), "source_event_ids": len(source_ids),
-                "corrections": corrections}
+                "corrections": corrections,
+                "recipe": recipe_of(state, chosen, correction_share, harness), **(extra or {})}
     manifest_bytes = json.dumps(manifest, indent=2, sort_keys=True).encode()
     (folder / "manifest.json").write_bytes(manifest_bytes)
     files["manifest.json"] = hashlib.sha256(manifest_bytes).hexdigest()

@@ -161,6 +161,24 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert stricter["changed"] == passed_before > 0
     assert all(c["why"] == "refused by a stricter checker" for c in stricter["changes"])
 
+    # `flywheel snapshot rebuild` writes each snapshot again from the archive alone: same sha256.
+    for snapshot_id in [s["snapshot_id"] for s in report["snapshots"]]:
+        rebuilt = subprocess.run([sys.executable, "-m", "services.cli.main", "snapshot", "rebuild",
+                                  snapshot_id, "--json"], env=env, capture_output=True, text=True,
+                                 timeout=WAIT_S, check=False)
+        assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+        assert json.loads(rebuilt.stdout)["identical"] is True
+    # … and `rescore --write-snapshot` writes the newest one without an episode that fails today.
+    from services.cli.rescore_cmd import write_corrected
+    newest = report["snapshots"][-1]["snapshot_id"]
+    rows = pq.read_table(Path(report["snapshots"][-1]["path"]) / "data.parquet").to_pylist()
+    one = next(c for c in stricter["changes"] if c["episode_id"] == rows[0]["episode_id"])
+    corrects, fixed = write_corrected({"changes": [one]}, data_dir / "archive", data_dir / "blobs",
+                                      Path(report["snapshots"][-1]["path"]).parent, newest)
+    assert corrects == newest and fixed is not None and fixed.snapshot_id != newest
+    left = {r["episode_id"] for r in pq.read_table(Path(fixed.path) / "data.parquet").to_pylist()}
+    assert one["episode_id"] not in left and left
+
     # The run wrote its offline report, with both generations' checkpoints in it.
     page = (data_dir / "report.html").read_text()
     for saved in con.execute("SELECT json_extract_string(payload, '$.checkpoint_id') FROM read_parquet(?) "
