@@ -63,6 +63,11 @@ class CheckpointSaved(Event):
     snapshot_id: str
     weights: BlobRef
     metrics: dict[str, float] = Field(default_factory=dict)
+    parent_checkpoint_id: str | None = Field(
+        default=None, description="The checkpoint this one was trained from (None: from a base model).")
+    snapshot_sha256: str | None = Field(
+        default=None, description="sha256 of the snapshot's data.parquet as training read it (an audit "
+                                  "from the topics alone checks a rebuilt snapshot against it).")
 
 
 class FeedbackStat(Frozen):

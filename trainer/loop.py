@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import math
 import random
@@ -174,10 +175,15 @@ def _blob(path: Path) -> BlobRef:
 def checkpoint_event(meta: dict[str, Any], path: Path, *, causation_id: str | None = None) -> CheckpointSaved:
     """checkpoint.saved for the checkpoint directory `path` (its flywheel_checkpoint.json is `meta`)."""
     metrics = {k: float(v) for k, v in (meta.get("metrics") or {}).items() if isinstance(v, (int, float))}
+    from trainer.sft import CHECKPOINT_FILE
+
+    parent = Path(str(meta.get("parent") or "")) / CHECKPOINT_FILE
+    parent_id = json.loads(parent.read_text()).get("checkpoint_id") if meta.get("parent") and parent.is_file() else None
     return CheckpointSaved(source=SOURCE, correlation_id=meta["run_id"], causation_id=causation_id,
                            checkpoint_id=meta["checkpoint_id"], run_id=meta["run_id"], stage=meta["stage"],
                            step=int(meta["step"]), base_model=str(meta["base_model"]),
-                           snapshot_id=str(meta["snapshot_id"]), weights=_blob(path), metrics=metrics)
+                           snapshot_id=str(meta["snapshot_id"]), weights=_blob(path), metrics=metrics,
+                           snapshot_sha256=meta.get("snapshot_sha256"), parent_checkpoint_id=parent_id)
 
 
 def eval_event(summary: EvalSummary, subject_id: str, *, run_id: str, causation_id: str | None = None,

@@ -9,6 +9,13 @@ decision or the admission policy). It checks that every row's lineage events (ta
 verdict, decision, and a correction's failure trace) are in the event archive at the
 topic/partition/offset the row names, with the same event id, and that no row is a dev or
 test instance. `--json` prints the whole report; the exit status is 1 when a check fails.
+
+`--from-archive` audits from the topics alone (their Parquet archive and the blob store): the
+checkpoint may then be named by its id, its chain comes from the archived `checkpoint.saved`
+events (each names the checkpoint it was trained from), and every snapshot is rebuilt from
+the archived events (`services.curator.rebuild`) instead of read from the snapshots folder; its
+sha256 is checked against the one the checkpoint (or else the archived snapshot event) recorded.
+A snapshot folder that is gone is rebuilt the same way.
 """
 
 from __future__ import annotations
@@ -48,6 +55,35 @@ def _chain(checkpoint: Path) -> list[dict[str, Any]]:
         raise FileNotFoundError(f"{checkpoint} has no {CHECKPOINT_FILE}; pass a checkpoint folder "
                                 f"(e.g. <data dir>/checkpoints/run-…/gen1)")
     return chain
+
+
+def _chain_from_archive(checkpoint: str, archive_files: list[Path]) -> list[dict[str, Any]]:
+    """The chain from the archived `checkpoint.saved` events: `checkpoint` (an id, or a folder
+    whose name or metadata gives it), then its base while that is an archived checkpoint."""
+    from services.archiver.query import payloads
+    from trainer.sft import CHECKPOINT_FILE
+
+    saved = {p["checkpoint_id"]: p for _, p in payloads(archive_files, ("checkpoint.saved",))}
+    folder = Path(checkpoint)
+    here = (json.loads((folder / CHECKPOINT_FILE).read_text()).get("checkpoint_id")
+            if (folder / CHECKPOINT_FILE).is_file() else checkpoint)
+    chain: list[dict[str, Any]] = []
+    while here in saved and all(m["checkpoint_id"] != here for m in chain):
+        chain.append({**saved[here], "path": None})
+        here = saved[here].get("parent_checkpoint_id") or saved[here].get("base_model")
+    if not chain:
+        raise FileNotFoundError(f"no checkpoint.saved event for {checkpoint} in the archive; pass a "
+                                "checkpoint id the run printed (or its folder)")
+    return chain
+
+
+def _rebuilt(snapshot_id: str, archive_root: Path, blob_root: Path, out: Path) -> tuple[Path, str | None]:
+    """Snapshot `snapshot_id` rebuilt from the archive under `out`, and the data sha256 its
+    archived event recorded."""
+    from services.curator.rebuild import rebuild_snapshot
+
+    result = rebuild_snapshot(snapshot_id, archive_root, blob_root, out)
+    return result.folder, result.files["data.parquet"][0]
 
 
 def _snapshot_dirs(snapshots_root: Path) -> dict[str, Path]:
@@ -102,24 +138,45 @@ def _archived(rows: list[dict[str, Any]], archive_files: list[Path]) -> tuple[in
     return len(wanted), len(wanted) - len(missing), [f"{t}[{p}]@{o}" for t, p, o in missing[:5]]
 
 
-def audit_checkpoint(checkpoint: Path, snapshots_root: Path, archive_root: Path | None) -> dict[str, Any]:
+def audit_checkpoint(checkpoint: Path, snapshots_root: Path, archive_root: Path | None, *,
+                     from_archive: bool = False, blob_root: Path | None = None) -> dict[str, Any]:
     """The audit report (see the module docstring); `ok` is False when a check failed."""
-    import pyarrow.parquet as pq
+    import tempfile
 
     from services.archiver.store import ArchiveStore
+
+    archive_files = ArchiveStore(archive_root).files() if archive_root is not None else []
+    if from_archive and not archive_files:
+        raise FileNotFoundError(f"--from-archive needs the event archive, and {archive_root} holds none")
+    chain = _chain_from_archive(str(checkpoint), archive_files) if from_archive else _chain(checkpoint)
+    with tempfile.TemporaryDirectory() as rebuilt:
+        return _audit(chain, {} if from_archive else _snapshot_dirs(snapshots_root), archive_root,
+                      archive_files, blob_root, Path(rebuilt))
+
+
+def _audit(chain: list[dict[str, Any]], known: dict[str, Path], archive_root: Path | None,
+           archive_files: list[Path], blob_root: Path | None, rebuilt: Path) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    from services.curator.rebuild import RebuildError
     from trainer.data import read_snapshot
 
-    chain = _chain(checkpoint)
-    known = _snapshot_dirs(snapshots_root)
-    archive_files = ArchiveStore(archive_root).files() if archive_root is not None else []
     snapshots, rows = [], []
     for meta in chain:
         snapshot_id = meta.get("snapshot_id")
         if not snapshot_id or snapshot_id == "online" or any(s["snapshot_id"] == snapshot_id for s in snapshots):
             continue
         folder = known.get(snapshot_id)
+        recorded, how = meta.get("snapshot_sha256"), "snapshots folder"
+        if folder is None and archive_files and blob_root is not None:
+            try:
+                folder, archived_sha = _rebuilt(snapshot_id, archive_root, blob_root, rebuilt)  # type: ignore[arg-type]
+                recorded, how = recorded or archived_sha, "rebuilt from the archive"
+            except RebuildError as error:
+                how = f"not rebuilt: {error}"
         entry: dict[str, Any] = {"snapshot_id": snapshot_id, "trained_by": meta.get("checkpoint_id"),
-                                 "sha256_recorded": meta.get("snapshot_sha256"), "path": str(folder) if folder else None}
+                                 "sha256_recorded": recorded, "read_from": how,
+                                 "path": str(folder) if folder and how == "snapshots folder" else None}
         if folder is None:
             entry.update(found=False, sha256_now=None, sha256_matches=False)
         else:
@@ -162,23 +219,29 @@ def audit_checkpoint(checkpoint: Path, snapshots_root: Path, archive_root: Path 
 
 
 def audit(
-    checkpoint: Annotated[Path, typer.Argument(help="A checkpoint folder (with flywheel_checkpoint.json).")],
+    checkpoint: Annotated[Path, typer.Argument(
+        help="A checkpoint folder (with flywheel_checkpoint.json), or with --from-archive its id.")],
     snapshots: Annotated[Path | None, typer.Option(
         help="Where the snapshots are (default: the data dir's snapshots/).")] = None,
     archive: ArchiveOption = None,
+    from_archive: Annotated[bool, typer.Option(
+        "--from-archive", help="Audit from the archived topics alone: the chain from checkpoint.saved events "
+                               "(CHECKPOINT may be an id), every snapshot rebuilt from the archive.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """What stands behind a checkpoint: base model, snapshots (sha256 checked), rows per slice
     with their versions and admission, the archived events behind them, no dev or test rows."""
     from services.archiver.settings import load_archiver_settings
     from services.curator.settings import load_curator_settings
+    from services.dataflow.tasks import blob_dir
     from streams.settings import load_bus_settings
 
     try:
         data_dir = load_bus_settings().data_dir
         snapshots_root = snapshots or load_curator_settings().resolved_snapshot_dir(Path(data_dir))
         archive_root = archive or load_archiver_settings().resolved_archive_dir(Path(data_dir))
-        report = audit_checkpoint(checkpoint, snapshots_root, archive_root)
+        report = audit_checkpoint(checkpoint, snapshots_root, archive_root, from_archive=from_archive,
+                                  blob_root=blob_dir(Path(data_dir)))
     except (ValueError, FileNotFoundError) as error:
         fail(str(error))
     if as_json:
@@ -196,7 +259,7 @@ def _print(report: dict[str, Any]) -> None:
     for s in report["snapshots"]:
         state = ("[green]sha256 matches[/]" if s["sha256_matches"] else
                  "[red]not found[/]" if not s["found"] else "[red]sha256 differs from training time[/]")
-        console.print(f"snapshot {s['snapshot_id']} ({s['path']}): {state}", highlight=False)
+        console.print(f"snapshot {s['snapshot_id']} ({s['path'] or s['read_from']}): {state}", highlight=False)
     table = Table("family", "tier", "template", "rows", "episodes", "policies", "harness", "verifier",
                   "admitted by", title=f"{report['rows']} rows behind the checkpoint")
     for row in report["slices"]:

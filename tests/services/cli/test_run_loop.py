@@ -168,6 +168,23 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
                                  timeout=WAIT_S, check=False)
         assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
         assert json.loads(rebuilt.stdout)["identical"] is True
+    # `flywheel audit ID --from-archive` needs neither the checkpoint folder nor the snapshots:
+    # the chain comes from checkpoint.saved events, the snapshot is rebuilt (same sha256 as trained on).
+    snapshots_dir = Path(report["snapshots"][-1]["path"]).parent
+    snapshots_dir.rename(snapshots_dir.with_name("snapshots-hidden"))
+    try:
+        alone = subprocess.run([sys.executable, "-m", "services.cli.main", "audit",
+                                report["checkpoint"]["checkpoint_id"], "--from-archive", "--json"],
+                               env=env, capture_output=True, text=True, timeout=WAIT_S, check=False)
+    finally:
+        snapshots_dir.with_name("snapshots-hidden").rename(snapshots_dir)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    topics_only = json.loads(alone.stdout)
+    assert topics_only["chain"] == report["chain"] and topics_only["rows"] == report["rows"]
+    assert all(s["read_from"] == "rebuilt from the archive" and s["sha256_matches"]
+               and s["sha256_recorded"] == t["sha256_recorded"]
+               for s, t in zip(topics_only["snapshots"], report["snapshots"], strict=True))
+    assert topics_only["slices"] == report["slices"] and topics_only["held_out_rows"] == []
     # … and `rescore --write-snapshot` writes the newest one without an episode that fails today.
     from services.cli.rescore_cmd import write_corrected
     newest = report["snapshots"][-1]["snapshot_id"]
