@@ -8,7 +8,7 @@ the archived events:
 - **Scores per generation**: every `eval.reported` of a checkpoint (dev), overall with its 95%
   interval, per family and tier, success, output tokens and tool calls per episode, and the
   general-capability figures when measured; a chart of overall with its interval.
-- **Data**: every `dataset.snapshotted` (rows, families, composition including corrections,
+- **Data**: every `dataset.snapshotted` (rows, rows per family and tier, templates, correction rows,
   admission policy).
 - **GRPO+CARE**: `rl.group_scored` groups by CARE regime and template.
 - **Failures**: `failure.traced` by category, per hour (the taxonomy over time).
@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +50,16 @@ def _events(files: list[Path]) -> dict[str, list[dict[str, Any]]]:
     for kind, payload in payloads(files, REPORTED):
         by_type[kind].append(payload)
     return by_type
+
+
+def _by_tier(composition: dict[str, int]) -> str:
+    """A snapshot's `family/template/tier` row counts summed per family and tier:
+    `memory/easy 25 · memory/hard 108 · …` (the per-template counts are in its manifest)."""
+    cells: Counter[str] = Counter()
+    for key, rows in composition.items():
+        family, tier = key.split("/", 1)[0], key.rsplit("/", 1)[-1]
+        cells[f"{family}/{tier}"] += int(rows)
+    return " · ".join(f"{cell} {n}" for cell, n in sorted(cells.items()))
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> str:
@@ -118,9 +127,10 @@ def build_report(archive_root: Path, title: str = "Flywheel report") -> str:
                          *[f"tier {t}" for t in tiers], "output tokens", "tool calls", "general perplexity",
                          "general tool use"], rows))
     parts.append("<h2>Data</h2>" + _table(
-        ["snapshot", "rows", "families", "composition", "admitted by"],
-        [[s.get("snapshot_id"), s.get("rows"), json.dumps(s.get("family_counts") or {}),
-          json.dumps(s.get("composition") or {}), s.get("admission_policy")] for s in events["dataset.snapshotted"]]))
+        ["snapshot", "rows", "rows by family and tier", "templates", "correction rows", "admitted by"],
+        [[s.get("snapshot_id"), s.get("rows"), _by_tier(s.get("composition") or {}),
+          len(s.get("composition") or {}), (s.get("counts") or {}).get("correction_rows", 0),
+          s.get("admission_policy")] for s in events["dataset.snapshotted"]]))
     regimes = Counter((g.get("regime"), g.get("template")) for g in events["rl.group_scored"])
     parts.append("<h2>GRPO+CARE groups by regime</h2>" + _table(
         ["regime", "template", "groups"], [[r, t, n] for (r, t), n in sorted(regimes.items(), key=str)]))

@@ -196,6 +196,14 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     left = {r["episode_id"] for r in pq.read_table(Path(fixed.path) / "data.parquet").to_pylist()}
     assert one["episode_id"] not in left and left
 
+    # Every analyst query the README gives runs on this run's data dir (from the folder above it,
+    # as the README's `var/…` paths assume).
+    from tests.test_readme import readme_queries
+    for query in readme_queries():
+        ran = subprocess.run([sys.executable, "-m", "services.cli.main", "sql", query], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=WAIT_S, check=False)
+        assert ran.returncode == 0, (query, ran.stdout + ran.stderr)
+
     # The run wrote its offline report, with both generations' checkpoints in it.
     page = (data_dir / "report.html").read_text()
     for saved in con.execute("SELECT json_extract_string(payload, '$.checkpoint_id') FROM read_parquet(?) "
