@@ -98,6 +98,9 @@ class ReviewStatsReported(Event):
     pairs: int = Field(ge=0, description="Double-reviewed items with both opinions in.")
     kappa: float | None = Field(default=None, ge=-1.0, le=1.0,
                                 description="Cohen's kappa over those pairs (None below two).")
+    alpha_by_family: dict[str, float | None] = Field(
+        default_factory=dict, description="Krippendorff's alpha per family over its double-reviewed "
+                                          "items (None where not measurable).")
     waiting: int = Field(ge=0, description="Items still waiting for a person.")
     reviewers: list[ReviewerThroughput] = Field(default_factory=list)
 

@@ -32,7 +32,7 @@ from devices.blobs import BlobNotFound
 from schemas.tasks import Family
 from schemas.verdicts import FailureTraced
 from services.gate.harness import VetoRefused
-from services.gate.queue import DecisionRefused, Item
+from services.gate.queue import MIN_ALPHA, MIN_ALPHA_ITEMS, DecisionRefused, Item
 from services.gate.render import render_steps
 from services.gate.service import DecisionNotPublished, Gate
 from services.gate.tokens import hash_token
@@ -255,6 +255,7 @@ def create_app(gate: Gate) -> FastAPI:
                          current: Annotated[Session, Depends(session)]) -> Response:
         kappa, pairs = queue.kappa()
         return page(request, "stats.html", current, kappa=kappa, pairs=pairs,
+                    alpha=queue.alpha_by_family(), min_alpha=MIN_ALPHA, min_alpha_items=MIN_ALPHA_ITEMS,
                     reviewers=queue.throughput(), decided=gate.decided, refused=gate.refused,
                     key_id=gate.signer.key_id)
 

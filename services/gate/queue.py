@@ -23,7 +23,7 @@ from schemas.episodes import EpisodeEnded
 from schemas.reviews import ReviewDecided, ReviewerThroughput, ReviewRequested
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.gate.stats import Opinion, cohens_kappa, throughput
+from services.gate.stats import Opinion, cohens_kappa, krippendorff_alpha, throughput
 
 __all__ = [
     "DecisionRefused",
@@ -45,6 +45,12 @@ MAX_TASKS = 20_000
 #: Event ids remembered for dedupe (a redelivery comes within one consumer batch or a
 #: restart's re-read, which starts from scratch).
 MAX_SEEN_IDS = 200_000
+
+#: Below this Krippendorff's alpha a family's reviewers agree too little for a single opinion to
+#: admit its data (the usual bar for tentative conclusions) …
+MIN_ALPHA = 0.67
+#: … once at least this many of its items were double-reviewed (fewer say nothing yet).
+MIN_ALPHA_ITEMS = 5
 
 Verdict = Literal["passed", "partial", "failed", "pending"]
 Status = Literal["waiting", "approved", "rejected", "needs_changes"]
@@ -93,13 +99,15 @@ class Item:
 
 
 def next_decision(item: Item, reviewer: str, decision: str, reason: str,
-                  approved_ids: Iterable[str] = ()) -> ReviewDecided:
+                  approved_ids: Iterable[str] = (), blocked: str | None = None) -> ReviewDecided:
     """The (unsigned) decision `reviewer` makes on `item`, or DecisionRefused.
 
     One opinion per reviewer; the item's author may not decide it; a rejection needs a
     reason. A double review takes two opinions: if they agree the second is final, if they
     differ a third reviewer's opinion is final. Every opinion keeps its reviewer's own label,
-    so agreement (Cohen's kappa) can be computed from the events alone.
+    so agreement (Cohen's kappa, Krippendorff's alpha) can be computed from the events alone.
+    `blocked` (ReviewQueue.admission_block) says why the item's family may not be admitted on
+    one opinion now: an approval then needs the item to be double-reviewed.
     """
     request = item.request
     if item.final is not None:
@@ -116,6 +124,8 @@ def next_decision(item: Item, reviewer: str, decision: str, reason: str,
                               f"{decision!r}")
     if decision != "approved" and not reason.strip():
         raise DecisionRefused("a rejection needs a reason: say what is wrong with the item")
+    if blocked is not None and decision == "approved" and not request.double_review:
+        raise DecisionRefused(blocked)
     approved = list(approved_ids)
     unknown = set(approved) - set(request.subject_ids)
     if unknown:
@@ -364,6 +374,27 @@ class ReviewQueue:
                      for i in self.items.values()
                      if i.request.double_review and len(i.opinions) >= 2]
         return cohens_kappa(pairs), len(pairs)
+
+    def alpha_by_family(self) -> dict[str, tuple[float | None, int]]:
+        """Krippendorff's alpha per family over the opinions on its double-reviewed items (those
+        with two or more), and how many such items there are."""
+        with self.lock:
+            units: dict[str, list[list[str]]] = defaultdict(list)
+            for item in self.items.values():
+                if item.request.double_review and len(item.opinions) >= 2:
+                    units[self.family(item) or "unknown"].append([o.decision for o in item.opinions])
+        return {family: (krippendorff_alpha(labels), len(labels)) for family, labels in sorted(units.items())}
+
+    def admission_block(self, item: Item) -> str | None:
+        """Why `item`'s family may not be admitted on a single opinion now (its alpha, measured
+        over enough double reviews, is below MIN_ALPHA), or None."""
+        family = self.family(item) or "unknown"
+        alpha, items = self.alpha_by_family().get(family, (None, 0))
+        if alpha is None or items < MIN_ALPHA_ITEMS or alpha >= MIN_ALPHA:
+            return None
+        return (f"admission of family {family} is blocked: its reviewers agree too little "
+                f"(Krippendorff's alpha {alpha:.2f} over {items} double reviews, below {MIN_ALPHA}); "
+                "only double-reviewed items of it may be approved until they agree again")
 
     def throughput(self) -> list[ReviewerThroughput]:
         return throughput(self.opinions())

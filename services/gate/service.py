@@ -165,7 +165,8 @@ class Gate:
                 if item is None:
                     raise KeyError(f"no review {review_id!r} is in the queue")
                 try:
-                    unsigned = next_decision(item, reviewer, decision, reason, approved_ids)
+                    unsigned = next_decision(item, reviewer, decision, reason, approved_ids,
+                                             blocked=self.queue.admission_block(item))
                 except DecisionRefused:
                     self.refused += 1
                     raise
@@ -227,8 +228,10 @@ class Gate:
     def stats_event(self, correlation_id: str = "gate") -> ReviewStatsReported:
         kappa, pairs = self.queue.kappa()
         counts = self.queue.counts()
+        alpha = {family: a for family, (a, _) in self.queue.alpha_by_family().items()}
         return ReviewStatsReported(
-            decisions=counts["opinions"], pairs=pairs, kappa=kappa, waiting=counts["waiting"],
+            decisions=counts["opinions"], pairs=pairs, kappa=kappa, alpha_by_family=alpha,
+            waiting=counts["waiting"],
             reviewers=self.queue.throughput(), source=SOURCE, correlation_id=correlation_id)
 
     def publish_stats(self, *, force: bool = False) -> ReviewStatsReported | None:

@@ -1,4 +1,5 @@
-"""Reviewer statistics: Cohen's kappa over double-reviewed items and per-reviewer throughput."""
+"""Reviewer statistics: Cohen's kappa and Krippendorff's alpha over double-reviewed items, and
+per-reviewer throughput."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from schemas.reviews import ReviewerThroughput
 
-__all__ = ["Opinion", "cohens_kappa", "throughput"]
+__all__ = ["Opinion", "cohens_kappa", "krippendorff_alpha", "throughput"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,31 @@ def cohens_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     if chance >= 1.0:
         return None
     return (observed - chance) / (1.0 - chance)
+
+
+def krippendorff_alpha(units: Iterable[Sequence[str]]) -> float | None:
+    """Krippendorff's alpha for nominal labels: `units` are the labels each item got (any number
+    of reviewers; items with fewer than two are not pairable and count for nothing). 1 is perfect
+    agreement, 0 what chance gives; None with no pairable item or when every label is one and
+    the same (no disagreement is expected, so none can be measured)."""
+    coincidences: Counter[tuple[str, str]] = Counter()
+    for labels in units:
+        m = len(labels)
+        if m < 2:
+            continue
+        for i, first in enumerate(labels):
+            for j, second in enumerate(labels):
+                if i != j:
+                    coincidences[(first, second)] += 1.0 / (m - 1)
+    totals: Counter[str] = Counter()
+    for (first, _), weight in coincidences.items():
+        totals[first] += weight
+    n = sum(totals.values())
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b)
+    if n <= 1 or expected == 0:
+        return None
+    observed = sum(w for (a, b), w in coincidences.items() if a != b)
+    return 1.0 - (n - 1) * observed / expected
 
 
 def throughput(opinions: Iterable[Opinion]) -> list[ReviewerThroughput]:

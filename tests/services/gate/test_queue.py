@@ -130,3 +130,36 @@ def test_a_decided_items_trajectory_may_be_evicted_a_waiting_ones_not() -> None:
     queue.apply(next_decision(item, "alice", "approved", ""))
     assert samples[0].episode.episode_id not in queue.episodes
     assert len(queue.episodes) == 2
+
+
+def _double_reviewed(queue: ReviewQueue, index: int, first: str, second: str) -> None:
+    sample = run_sample("note_phone_of_relation", 10 + index, double_review=True,
+                        review_id=f"double-{index}")
+    for event in sample.events:
+        queue.apply(event)
+    item = queue.items[sample.request.review_id]
+    for reviewer, decision in (("alice", first), ("bob", second)):
+        queue.apply(next_decision(item, reviewer, decision, "" if decision == "approved" else "no"))
+
+
+def test_a_family_whose_reviewers_disagree_is_admitted_only_through_double_reviews() -> None:
+    queue = ReviewQueue()
+    single = run_sample("note_phone_of_relation", 30, review_id="single")
+    for event in single.events:
+        queue.apply(event)
+    item = queue.items["single"]
+    for i in range(4):  # four disagreements: too few double reviews to say anything yet
+        _double_reviewed(queue, i, "approved", "rejected")
+    assert queue.admission_block(item) is None
+    _double_reviewed(queue, 4, "approved", "rejected")
+    (alpha, items), = queue.alpha_by_family().values()
+    assert items == 5 and alpha is not None and alpha < 0.67
+    why = queue.admission_block(item)
+    assert why is not None and "is blocked" in why and "alpha" in why
+    with pytest.raises(DecisionRefused, match="is blocked"):
+        next_decision(item, "carol", "approved", "", blocked=why)
+    assert next_decision(item, "carol", "rejected", "wrong value", blocked=why).final  # a rejection still goes
+    for i in range(5, 30):  # the reviewers agree again: the block lifts
+        _double_reviewed(queue, i, "approved", "approved")
+        _double_reviewed(queue, 100 + i, "rejected", "rejected")
+    assert queue.admission_block(item) is None
