@@ -52,6 +52,9 @@ MIN_ALPHA = 0.67
 #: … once at least this many of its items were double-reviewed (fewer say nothing yet).
 MIN_ALPHA_ITEMS = 5
 
+#: Reasons that put an item before the rest: the automatic checks cannot settle it.
+URGENT_REASONS = frozenset({"partial_score", "unverified", "failed", "environment_fault", "policy"})
+
 Verdict = Literal["passed", "partial", "failed", "pending"]
 Status = Literal["waiting", "approved", "rejected", "needs_changes"]
 
@@ -334,18 +337,24 @@ class ReviewQueue:
                 and reviewer != item.request.submitted_by)
 
     def next_waiting(self, reviewer: str, after: str | None = None) -> Item | None:
-        """The first waiting item after `after` (in queue order, wrapping round) that
-        `reviewer` may decide; None when there is none."""
+        """The next waiting item `reviewer` may decide: the first *uncertain* one (URGENT_REASONS:
+        verifier and policy disagree, a partial score near the checker's threshold, an unverified
+        checker) after `after` in queue order, wrapping round, else the first other one; None
+        when there is none. People see what only people can settle first."""
         with self.lock:
             start = 0
             if after is not None and after in self.items:
                 start = bisect.bisect_right(self._waiting, self.items[after].seq)
             waiting = self._waiting
+            first: Item | None = None
             for seq in (*waiting[start:], *waiting[:start]):
                 item = self._by_seq[seq]
-                if self.may_decide(item, reviewer):
+                if not self.may_decide(item, reviewer):
+                    continue
+                if URGENT_REASONS.intersection(item.request.reasons):
                     return item
-            return None
+                first = first or item
+            return first
 
     def counts(self) -> dict[str, int]:
         """Items per status, requests and opinions (kept as running counts: O(1))."""

@@ -163,3 +163,15 @@ def test_a_family_whose_reviewers_disagree_is_admitted_only_through_double_revie
         _double_reviewed(queue, i, "approved", "approved")
         _double_reviewed(queue, 100 + i, "rejected", "rejected")
     assert queue.admission_block(item) is None
+
+
+def test_uncertain_items_come_first_for_people() -> None:
+    queue = ReviewQueue()
+    for index, review_id, reasons in ((40, "audit-1", ("audit",)), (41, "partial", ("partial_score",)),
+                                      (42, "audit-2", ("audit",))):
+        for event in run_sample("note_phone_of_relation", index, review_id=review_id, reasons=reasons).events:
+            queue.apply(event)
+    assert queue.next_waiting("alice").review_id == "partial"  # though it came second
+    queue.apply(next_decision(queue.items["partial"], "alice", "approved", ""))
+    assert queue.next_waiting("alice").review_id == "audit-1"  # then queue order
+    assert queue.next_waiting("alice", after="audit-1").review_id == "audit-2"
