@@ -88,6 +88,8 @@ class ReviewerThroughput(Frozen):
     per_hour: float = Field(ge=0.0, description="Decisions per hour of the reviewer's active time.")
     median_s: float | None = Field(default=None, ge=0.0,
                                    description="Median seconds from opening an item to deciding.")
+    gold_decided: int = Field(default=0, ge=0, description="Decisions on seeded gold items.")
+    gold_correct: int = Field(default=0, ge=0, description="Of those, the right answers.")
 
 
 class ReviewStatsReported(Event):

@@ -158,8 +158,11 @@ def start_gate(bootstrap: str, data_dir: Path, settings: GateSettings | None = N
     board = harness_board(data_dir, veto_window_s) if topics.harness is not None else None
     publisher = BrokerPublisher(bootstrap, topics.reviews, settings.publish_timeout_s,
                                 harness=topics.harness)
+    from services.gate.gold import gold_items
+    from services.gate.queue import ReviewQueue
+
     gate = Gate(key, tokens, publisher, blobs=BlobStore(settings.resolved_blob_dir(data_dir)),
-                harness=board)
+                harness=board, queue=ReviewQueue(gold=gold_items(settings.gold_items)))
     feed = GateFeed(gate, bootstrap, topics, stats_interval_s=settings.stats_interval_s).start()
     config = uvicorn.Config(create_app(gate), host=settings.host, port=settings.port,
                             log_level="warning", lifespan="off", access_log=False)

@@ -14,7 +14,7 @@ import logging
 import threading
 import uuid
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from schemas.episodes import EpisodeEnded
 from schemas.reviews import ReviewDecided, ReviewerThroughput, ReviewRequested
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
+from services.gate.gold import GOLD_EVERY, GoldItem
 from services.gate.stats import Opinion, cohens_kappa, krippendorff_alpha, throughput
 
 __all__ = [
@@ -154,8 +155,14 @@ class ReviewQueue:
     """
 
     def __init__(self, max_unclaimed: int = MAX_UNCLAIMED_EPISODES,
-                 trust: Callable[[ReviewDecided], bool] | None = None) -> None:
+                 trust: Callable[[ReviewDecided], bool] | None = None,
+                 gold: Sequence[GoldItem] = ()) -> None:
         self.lock = threading.RLock()
+        #: Gold items not yet in the queue (one joins after every GOLD_EVERY real requests), and
+        #: the right answer of each one that joined (services.gate.gold).
+        self._gold_pending = list(gold)
+        self.gold: dict[str, str] = {}
+        self._real_requests = 0
         #: Which decisions read from the topic count (the gate: its own valid signatures), so a
         #: forged decision on the topic cannot take an item out of the queue.
         self.trust = trust
@@ -200,14 +207,11 @@ class ReviewQueue:
         if isinstance(event, ReviewRequested):
             if event.review_id in self.items:
                 return False
-            item = Item(event, len(self._by_seq))
-            self.items[event.review_id] = item
-            self._by_seq.append(item)
-            self._waiting.append(item.seq)
+            self._add_item(event)
             self._status["waiting"] += 1
-            for episode_id in event.subject_ids:
-                self._claims[episode_id] += 1
-                self._unclaimed.pop(episode_id, None)
+            self._real_requests += 1
+            if self._gold_pending and self._real_requests % GOLD_EVERY == 0:
+                self._release_gold(self._gold_pending.pop(0))
             return True
         if isinstance(event, ReviewDecided):
             return self._record(event)
@@ -233,6 +237,26 @@ class ReviewQueue:
             return True
         return False
 
+    def _add_item(self, request: ReviewRequested) -> Item:
+        item = Item(request, len(self._by_seq))
+        self.items[request.review_id] = item
+        self._by_seq.append(item)
+        self._waiting.append(item.seq)
+        for episode_id in request.subject_ids:
+            self._claims[episode_id] += 1
+            self._unclaimed.pop(episode_id, None)
+        return item
+
+    def _release_gold(self, gold: GoldItem) -> None:
+        """A gold item joins the queue like a real one, outside the status counts."""
+        for event in gold.sample.events:
+            if isinstance(event, ReviewRequested):
+                self._add_item(event)
+                self.gold[event.review_id] = gold.answer
+            elif event.event_id not in self._seen:
+                self._remember(event.event_id)
+                self._apply(event)
+
     def _record(self, decision: ReviewDecided) -> bool:
         item = self.items.get(decision.review_id)
         if item is None or decision.decision_id is None:
@@ -249,8 +273,9 @@ class ReviewQueue:
         was = item.status
         item.add(decision)
         if item.status != was:
-            self._status[was] -= 1
-            self._status[item.status] += 1
+            if item.review_id not in self.gold:  # gold items stay out of the counts
+                self._status[was] -= 1
+                self._status[item.status] += 1
             at = bisect.bisect_left(self._waiting, item.seq)
             if at < len(self._waiting) and self._waiting[at] == item.seq:
                 del self._waiting[at]
@@ -361,7 +386,7 @@ class ReviewQueue:
         with self.lock:
             out = {s: self._status[s] for s in ("waiting", "approved", "rejected",
                                                 "needs_changes")}
-            out["requested"] = len(self.items)
+            out["requested"] = len(self.items) - len(self.gold)
             out["opinions"] = len(self._decision_ids)
             return out
 
@@ -405,5 +430,20 @@ class ReviewQueue:
                 f"(Krippendorff's alpha {alpha:.2f} over {items} double reviews, below {MIN_ALPHA}); "
                 "only double-reviewed items of it may be approved until they agree again")
 
+    def gold_scores(self) -> dict[str, tuple[int, int]]:
+        """Per reviewer: (right answers, decisions) on gold items; `needs_changes` counts as not
+        approving."""
+        with self.lock:
+            scores: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for review_id, answer in self.gold.items():
+                for opinion in self.items[review_id].opinions:
+                    said = "approved" if opinion.decision == "approved" else "rejected"
+                    scores[opinion.reviewer][0] += said == answer
+                    scores[opinion.reviewer][1] += 1
+        return {reviewer: (right, total) for reviewer, (right, total) in sorted(scores.items())}
+
     def throughput(self) -> list[ReviewerThroughput]:
-        return throughput(self.opinions())
+        gold = self.gold_scores()
+        return [r.model_copy(update={"gold_decided": gold.get(r.reviewer, (0, 0))[1],
+                                     "gold_correct": gold.get(r.reviewer, (0, 0))[0]})
+                for r in throughput(self.opinions())]

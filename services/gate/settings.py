@@ -44,6 +44,10 @@ class GateSettings(BaseSettings):
     publish_timeout_s: float = Field(
         default=DEFAULT_PUBLISH_TIMEOUT_S, gt=0,
         description="Seconds a decision may take to be acknowledged by the broker.")
+    gold_items: int = Field(
+        default=0, ge=0, le=500,
+        description="Seeded gold items (known right answer) mixed into the queue, one after every "
+                    "10 real requests, to score reviewers (services.gate.gold); 0: none.")
 
     def resolved_key_path(self, data_dir: Path) -> Path:
         return self.key_path or Path(data_dir) / "gate" / "signing_key.pem"
