@@ -172,6 +172,7 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
     steps with TrainingStopped."""
     from devices.harness.spec import HarnessSpec
     from trainer.outcome import SUCCESS_SCORE
+    from trainer.progress import PHASES
     from trainer.stopping import check_stop
 
     def stop_check() -> None:
@@ -188,8 +189,10 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
             success=float(score >= SUCCESS_SCORE), steps=steps, output_tokens=output_tokens,
             tool_calls=tool_calls, invalid=invalid))
         bar.advance(job)
+        PHASES.update(len(records))
         logger.info("%d/%d %s score %.2f steps %d", len(records), len(tasks), task.task_id, score, steps)
 
+    PHASES.start(f"eval ({split})", len(tasks), "episodes")
     with bar:
         job = bar.add_task(f"{policy.name} on {split}", total=len(tasks))
         if batch_size > 1 and hasattr(policy, "generate_batch"):

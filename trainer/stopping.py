@@ -87,6 +87,9 @@ def train_resumably(trainer: Any, out_dir: Path, stop: threading.Event | None, s
     where the next run resumes; a finished stage clears its resume points."""
     import time
 
+    from trainer.progress import step_callback
+
+    trainer.add_callback(step_callback(stage))  # the run's status line shows the step
     watcher = stop_callback(stop) if stop is not None else None
     if watcher is not None:
         trainer.add_callback(watcher)

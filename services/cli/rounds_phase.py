@@ -138,6 +138,10 @@ class HarnessRounds:
             from trainer.stopping import check_stop
 
             check_stop(self.stop, "during a harness round")
+            from trainer.progress import PHASES
+
+            PHASES.start("harness round", None, "suite runs scored")
+            PHASES.update(self.runs)
             started = time.monotonic()
             scores = suite_runner(model.policy, n_per_template=config.n_per_template,
                                   suite_seed=config.seed, templates=self.templates,

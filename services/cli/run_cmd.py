@@ -115,7 +115,24 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
     line.append(f" | {loss_bound(settings)}", style="dim")
     if loop is not None:
         line.append("\n" + loop.status(now))
+        line.append("\n" + phase_line(loop))
     return line
+
+
+def phase_line(loop: DataLoop) -> str:
+    """The phase now, with its progress bar: the data phase until its snapshot exists, then
+    the training stage the trainer reports (trainer.progress), or that the run is finishing."""
+    from trainer.progress import PHASES, PhaseBoard
+
+    training = PHASES.line()
+    if training:
+        return training
+    if loop.progress.snapshots:
+        return "phase: data done (snapshot written)"
+    data = PhaseBoard()
+    data.start("data", loop.examples, "approved examples")
+    data.update(loop.progress.examples)
+    return data.line()
 
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,
@@ -249,6 +266,9 @@ def _data_loop_service(loop: DataLoop) -> Callable[[threading.Event], None]:
 def _run_archiver(archiver: Archiver, settings: ArchiverSettings, drain: _Drain,
                   fleet: SimFleet, loop: DataLoop | None = None,
                   training: TrainingPhase | None = None) -> None:
+    from trainer.progress import PHASES
+
+    PHASES.clear()  # this run's phases only
     last_draw = 0.0
     with Live(status_line(archiver, settings, fleet=fleet, loop=loop), console=console,
               refresh_per_second=4, transient=False) as live:
