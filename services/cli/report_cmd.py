@@ -12,7 +12,8 @@ the archived events:
   admission policy).
 - **GRPO+CARE**: `rl.group_scored` groups by CARE regime and template.
 - **Failures**: `failure.traced` by category, per hour (the taxonomy over time).
-- **Review**: `review.requested` and `review.decided` counts by decision and reviewer.
+- **Review**: `review.requested` and `review.decided` counts by decision and reviewer; from the gate's
+  last `review.stats_reported`, trajectories reviewed per hour, gold right and alpha per family.
 - **Harness rounds**: proposals, promotions, rejections and vetoes.
 """
 
@@ -37,7 +38,7 @@ console = Console()
 REPORT_FILE = "report.html"
 #: The event types the report reads.
 REPORTED = ("eval.reported", "dataset.snapshotted", "rl.group_scored", "failure.traced", "review.requested",
-            "review.decided", "harness.proposed", "harness.promoted", "harness.rejected", "harness.vetoed",
+            "review.decided", "review.stats_reported", "harness.proposed", "harness.promoted", "harness.rejected", "harness.vetoed",
             "checkpoint.saved", "episode.ended")
 STYLE = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}"
          "table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;"
@@ -144,6 +145,18 @@ def build_report(archive_root: Path, title: str = "Flywheel report") -> str:
     parts.append(f"<h2>Review</h2><p>{len(events['review.requested']):,} items sent for review, "
                  f"{len(events['review.decided']):,} decisions</p>" + _table(
                      ["decision", "reviewer", "items"], [[d, r, n] for (d, r), n in sorted(decided.items(), key=str)]))
+    if events["review.stats_reported"]:  # the gate's last report: throughput, gold and agreement
+        last = events["review.stats_reported"][-1]
+        parts.append("<p>trajectories reviewed per hour of reviewing time, per reviewer (the gate's last report):</p>"
+                     + _table(["reviewer", "decisions", "per hour", "median s", "gold right"],
+                              [[r.get("reviewer"), r.get("decisions"), round(float(r.get("per_hour") or 0.0)),
+                                r.get("median_s"),
+                                f"{r.get('gold_correct', 0)} of {r.get('gold_decided')}" if r.get("gold_decided") else "–"]
+                               for r in last.get("reviewers") or []]))
+        alpha = last.get("alpha_by_family") or {}
+        if alpha:
+            parts.append(_table(["family", "Krippendorff's alpha"],
+                                [[f, "n/a" if a is None else f"{a:.3f}"] for f, a in sorted(alpha.items())]))
     parts.append("<h2>Harness rounds</h2>" + _table(
         ["proposed", "promoted", "rejected", "vetoed"],
         [[len(events["harness.proposed"]), len(events["harness.promoted"]), len(events["harness.rejected"]),

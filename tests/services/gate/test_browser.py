@@ -109,3 +109,62 @@ def test_a_reviewer_approves_and_rejects_with_the_keyboard(live_gate: LiveGate,
     assert driver.find_element(By.ID, "s-rejected").text == "1"
     assert driver.find_element(By.ID, "s-waiting").text == "1"
     assert "alice" in driver.find_element(By.ID, "reviewers").text
+
+
+def test_a_keyboard_only_reviewer_clears_twenty_items_and_the_report_shows_the_rate(
+        bootstrap: str, fresh_topic, tmp_path: Path, browser: object) -> None:  # type: ignore[no-untyped-def]
+    """Sign in, `n` opens the first item, `a` twenty times approves each and moves on: no mouse.
+    The gate's own figure (trajectories per hour of time on items) is on /stats, in its
+    review.stats_reported event, and in the run report built from that event."""
+    import time
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from services.archiver.rows import new_rows, to_table
+    from services.archiver.store import ArchiveStore
+    from services.cli.report_cmd import build_report
+    from services.gate.launch import start_gate
+    from services.gate.samples import run_sample
+    from services.gate.settings import GateSettings
+    from tests.services.archiver.helpers import record_of
+    from tests.services.gate.helpers import fresh_gate_topics, publish
+
+    topics = fresh_gate_topics(fresh_topic)
+    samples = [run_sample("note_phone_of_relation", 200 + i, review_id=f"rv-k{i:02d}") for i in range(20)]
+    publish(bootstrap, topics, [e for s in samples for e in s.events])
+    handle = start_gate(bootstrap, tmp_path, GateSettings(port=0), topics=topics, create_key=True,
+                        local_reviewer="alice")
+    try:
+        queue = handle.gate.queue
+        wait_for(lambda: len(queue.items) == 20 and len(queue.verdicts) == 20, what="the gate's queue")
+        driver = browser
+        wait = WebDriverWait(driver, WAIT_S)
+        driver.get(f"{handle.url}/")
+        wait.until(ec.presence_of_element_located((By.ID, "token")))
+        driver.find_element(By.ID, "token").send_keys(handle.local_token or "", Keys.ENTER)
+        wait.until(ec.presence_of_element_located((By.ID, "queue")))
+        started = time.monotonic()
+        driver.find_element(By.TAG_NAME, "body").send_keys("n")
+        for i in range(20):
+            wait.until(ec.url_contains(f"/items/rv-k{i:02d}"))
+            wait.until(ec.presence_of_element_located((By.ID, "decide")))
+            driver.find_element(By.TAG_NAME, "body").send_keys("a")
+            wait_for(lambda i=i: queue.items[f"rv-k{i:02d}"].status == "approved", what=f"approval {i}")
+        wait.until(ec.url_contains("done=1"))
+        elapsed = time.monotonic() - started
+        print(f"\nkeyboard-only: 20 trajectories in {elapsed:.1f} s = {20 * 3600 / elapsed:,.0f} per hour")
+        assert queue.counts()["approved"] == 20
+        (alice,) = queue.throughput()
+        assert alice.decisions == 20 and alice.per_hour > 0 and alice.median_s is not None
+        driver.get(f"{handle.url}/stats")
+        assert driver.find_element(By.ID, "s-approved").text == "20"
+        event = handle.gate.stats_event()
+    finally:
+        handle.stop()
+    archive = tmp_path / "archive"
+    ArchiveStore(archive).write(to_table(new_rows([record_of(event, topic="flywheel.reviews", offset=0)], set()), 1))
+    page = build_report(archive)
+    assert "trajectories reviewed per hour" in page and f"<td>{round(alice.per_hour)}</td>" in page
