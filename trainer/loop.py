@@ -75,6 +75,9 @@ class LoopConfig:
     eval_n: int = field(default=1, metadata={"help": "Dev instances per template in each evaluation."})
     eval_templates: int = field(default=6, metadata={"help": "Dev templates evaluated (0: all)."})
     eval_max_steps: int = field(default=4, metadata={"help": "Steps per evaluation episode."})
+    general: bool = field(default=True, metadata={
+        "help": "Also measure general capability per checkpoint (trainer.general: perplexity on bundled "
+                "text, non-mobile tool requests) and put it in the eval event and the report."})
     eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together (1: one at "
                                                                 "a time, each reusing its own prompt cache: faster "
                                                                 "on a CPU)."})
@@ -365,7 +368,14 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         policy = load_policy(target, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
         summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec,
                                   batch_size=config.eval_batch_size, stop=stop)
-        emit(eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id))
+        evaluated = eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id)
+        if config.general:
+            from trainer.general import general_capability
+
+            general = general_capability(policy.model, policy.tokenizer)
+            evaluated = evaluated.model_copy(update={"general_perplexity": general.perplexity,
+                                                     "general_tool_use": general.tool_use})
+        emit(evaluated)
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
         weights = feedback.template_weights

@@ -100,6 +100,10 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert types.get("checkpoint.saved") == 2, types
     assert types.get("eval.reported") == 2, types
     assert types.get("training.feedback_issued") == 2, types
+    # every checkpoint's evaluation carries its general capability (the report shows it)
+    general = con.execute("SELECT json_extract(payload, '$.general_perplexity') FROM read_parquet(?) "
+                          "WHERE type = 'eval.reported'", [files]).fetchall()
+    assert len(general) == 2 and all(g is not None and float(g) > 1.0 for (g,) in general), general
 
     # Each generation also evolved the harness on the new checkpoint's failures (default
     # sizing): the per-round table is in the summary and in Parquet, four cells × dev/test
