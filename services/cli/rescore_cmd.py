@@ -6,7 +6,8 @@ has it: no new rollout, no simulator. Each score is compared with the archived
 `verdict.issued` and every verdict that would change is listed (episode, template, then →
 now, and the first violation today's checker reports). A checker that tightened is how old
 data that passed on a gap is found (e.g. the exact-intent rules that now refuse a reminder
-naming both branches of a condition). Exit status 0; `--json` prints the whole report.
+naming both branches of a condition). `--checker-version V` re-judges only the episodes whose
+archived verdict verifier version V issued. Exit status 0; `--json` prints the whole report.
 
 `--write-snapshot` then writes a corrected snapshot: the newest archived snapshot's recipe (or
 `--snapshot ID`'s) without every episode today's checker no longer passes, into the snapshots
@@ -38,8 +39,10 @@ def _events(files: list[Path], kind: str, since: datetime | None) -> list[dict[s
 
 
 def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None = None,
-                    suite_seed: int = 0) -> dict[str, Any]:
-    """The re-judging report: counts, and every verdict that changes."""
+                    suite_seed: int = 0, checker_version: str | None = None) -> dict[str, Any]:
+    """The re-judging report: counts, and every verdict that changes; with `checker_version`,
+    only episodes whose archived verdict that verifier version issued (the others are counted
+    as `other_version`)."""
     from devices.blobs import BlobNotFound, BlobStore
     from schemas.registry import validate_event
     from services.archiver.store import ArchiveStore
@@ -50,7 +53,7 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
     verdicts = {e["episode_id"]: e for e in _events(files, "verdict.issued", None)}
     blobs = BlobStore(blob_root)
     counts = {"episodes": 0, "rejudged": 0, "unchanged": 0, "changed": 0, "no_final_state": 0,
-              "no_task": 0, "no_verdict": 0, "checker_failed": 0}
+              "no_task": 0, "no_verdict": 0, "checker_failed": 0, "other_version": 0}
     changes: list[dict[str, Any]] = []
     for payload in _events(files, "episode.ended", since):
         counts["episodes"] += 1
@@ -65,6 +68,9 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
             continue
         if verdict is None:
             counts["no_verdict"] += 1
+            continue
+        if checker_version is not None and verdict.get("verifier") != checker_version:
+            counts["other_version"] += 1
             continue
         task = instance_of(task_event, suite_seed)
         try:
@@ -86,7 +92,8 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
         changes.append({"episode_id": episode.episode_id, "template": task.template,
                         "then": float(verdict["score"]), "now": result.score,
                         "verifier_then": verdict.get("verifier"), "why": why})
-    return {"archive": str(archive_root), "since": since.isoformat() if since else None, **counts,
+    return {"archive": str(archive_root), "since": since.isoformat() if since else None,
+            "checker_version": checker_version, **counts,
             "changes": changes}
 
 
@@ -112,6 +119,8 @@ def rescore(
     since: Annotated[datetime | None, typer.Option(
         help="Only episodes that ended at or after this time (ISO 8601, e.g. 2026-12-01T00:00:00+00:00).")] = None,
     archive: ArchiveOption = None,
+    checker_version: Annotated[str | None, typer.Option(
+        help="Only episodes whose archived verdict this verifier version issued (e.g. verifier/1.2.0).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     write_snapshot: Annotated[bool, typer.Option(
         "--write-snapshot", help="Also write a corrected snapshot without the episodes that fail today.")] = False,
@@ -128,7 +137,7 @@ def rescore(
     try:
         data_dir = Path(load_bus_settings().data_dir)
         archive_root = archive or load_archiver_settings().resolved_archive_dir(data_dir)
-        report = rescore_archive(archive_root, blob_dir(data_dir), since)
+        report = rescore_archive(archive_root, blob_dir(data_dir), since, checker_version=checker_version)
         if write_snapshot:
             corrects, event = write_corrected(report, archive_root, blob_dir(data_dir),
                                               load_curator_settings().resolved_snapshot_dir(data_dir), snapshot)

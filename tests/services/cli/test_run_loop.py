@@ -150,6 +150,13 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     again = json.loads(rescored.stdout)
     assert again["rejudged"] > 0 and again["changed"] == 0 and again["checker_failed"] == 0, again
+    # --checker-version V re-judges only what verifier version V judged
+    from services.cli.rescore_cmd import rescore_archive as _rescore
+    (version,) = con.execute("SELECT DISTINCT json_extract_string(payload, '$.verifier') FROM read_parquet(?) "
+                             "WHERE type = 'verdict.issued'", [files]).fetchone()
+    assert _rescore(data_dir / "archive", data_dir / "blobs", checker_version=version)["rejudged"] == again["rejudged"]
+    none_of_it = _rescore(data_dir / "archive", data_dir / "blobs", checker_version="verifier/0.0.0-never")
+    assert none_of_it["rejudged"] == 0 and none_of_it["other_version"] == again["rejudged"]
     import services.dataflow.tasks as tasks_module
     from devices.suite.diff import CheckResult
     from services.cli.rescore_cmd import rescore_archive
