@@ -14,7 +14,8 @@ the archived events:
 - **Failures**: `failure.traced` by category, per hour (the taxonomy over time).
 - **Review**: `review.requested` and `review.decided` counts by decision and reviewer; from the gate's
   last `review.stats_reported`, trajectories reviewed per hour, gold right and alpha per family.
-- **Harness rounds**: proposals, promotions, rejections and vetoes.
+- **Harness rounds**: proposals, promotions, rejections and vetoes; each promoted change with its
+  harness versions, dev and test deltas and how many failure traces motivated it.
 """
 
 from __future__ import annotations
@@ -161,6 +162,11 @@ def build_report(archive_root: Path, title: str = "Flywheel report") -> str:
         ["proposed", "promoted", "rejected", "vetoed"],
         [[len(events["harness.proposed"]), len(events["harness.promoted"]), len(events["harness.rejected"]),
           len(events["harness.vetoed"])]]))
+    if events["harness.promoted"]:  # what changed, and the failures that motivated it
+        parts.append(_table(["promoted proposal", "harness", "from", "dev delta", "test delta", "failures behind it"],
+                            [[p.get("proposal_id"), p.get("harness"), p.get("previous"), p.get("dev_delta"),
+                              p.get("test_delta"), len(p.get("motivated_by") or [])]
+                             for p in events["harness.promoted"]]))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -59,3 +59,15 @@ def test_a_headless_browser_opens_it_offline(tmp_path: Path) -> None:
         assert any("ck-2" in r.text for r in rows)
     finally:
         driver.quit()
+
+
+def test_a_promoted_harness_change_is_listed_with_its_deltas(tmp_path: Path) -> None:
+    from schemas.harness import HarnessPromoted
+
+    promoted = HarnessPromoted(source="evolver/0", correlation_id="run", proposal_id="prop-7", harness="h-new",
+                               previous="h-old", motivated_by=["f1", "f2"], dev_delta=0.05, test_delta=0.02)
+    root = tmp_path / "archive"
+    ArchiveStore(root).write(to_table(new_rows([record_of(promoted, topic="flywheel.harness", offset=0)], set()), 1))
+    page = build_report(root)
+    assert "prop-7" in page and "h-new" in page and "<td>2</td>" in page
+    assert "promoted proposal" not in build_report(_archive(tmp_path / "other"))  # none promoted: no table
