@@ -5,7 +5,7 @@ only on a `review.decided` that the admission policy's `verify(decision_event)` 
 
     verify(decision: ReviewDecided) -> Admission | Rejection
 
-That one function is where the gate (issue 9) plugs in its signed-decision check
+That one function is where the review gate plugs in its signed-decision check
 (`services.dataflow.gate_admission.GateAdmission` has this shape). A policy may also offer
 `annotate(request, checker=, environment=, correction=, composed=, environment_fault=)`: the
 curator then lets it add the reasons a person must look before the request is published.
@@ -76,7 +76,7 @@ class AutoAdmission:
     decisions (a decision from anyone else is rejected: without the gate nobody can prove
     who they are)."""
 
-    name = "automatic stand-in (no human review: the gate of issue 9 is not wired in)"
+    name = "automatic stand-in (no human review: run with --admission gate for people to decide)"
     decides_requests = True
 
     def decide_request(self, request: ReviewRequested) -> ReviewDecided:
