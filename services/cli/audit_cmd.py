@@ -80,9 +80,10 @@ def _chain_from_archive(checkpoint: str, archive_files: list[Path]) -> list[dict
 def _rebuilt(snapshot_id: str, archive_root: Path, blob_root: Path, out: Path) -> tuple[Path, str | None]:
     """Snapshot `snapshot_id` rebuilt from the archive under `out`, and the data sha256 its
     archived event recorded."""
+    from services.cli.snapshot_cmd import archived_inputs
     from services.curator.rebuild import rebuild_snapshot
 
-    result = rebuild_snapshot(snapshot_id, archive_root, blob_root, out)
+    result = rebuild_snapshot(snapshot_id, archived_inputs(archive_root), blob_root, out)
     return result.folder, result.files["data.parquet"][0]
 
 

@@ -102,17 +102,19 @@ def write_corrected(report: dict[str, Any], archive_root: Path, blob_root: Path,
     """The corrected snapshot of `snapshot_id` (default: the newest archived one) without the
     episodes `report` found failing today: (the snapshot it corrects, its event or None when no
     episode of it changed)."""
-    from services.curator.rebuild import RebuildError, corrected_snapshot, load_inputs
+    from services.cli.snapshot_cmd import archived_inputs
+    from services.curator.rebuild import RebuildError, corrected_snapshot
 
+    inputs = archived_inputs(archive_root)
     if snapshot_id is None:
-        archived = list(load_inputs(archive_root).snapshots)
+        archived = list(inputs.snapshots)
         if not archived:
             raise RebuildError("the archive holds no dataset.snapshotted event, so there is no snapshot to correct")
         snapshot_id = archived[-1]
     drop = {c["episode_id"]: f"today's checker: {c['why']} (score then {c['then']:.2f}, now "
                              f"{'unreadable' if c['now'] is None else format(c['now'], '.2f')})"
             for c in report["changes"] if c["now"] is None or c["now"] < 1.0}
-    return snapshot_id, corrected_snapshot(snapshot_id, archive_root, blob_root, snapshots_root, drop)
+    return snapshot_id, corrected_snapshot(snapshot_id, inputs, blob_root, snapshots_root, drop)
 
 
 def rescore(

@@ -13,17 +13,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from services.cli.archive_cmd import ArchiveOption, fail
 
-__all__ = ["register"]
+__all__ = ["archived_inputs", "register"]
 
 console = Console()
 snapshot_app = typer.Typer(help="Rebuild and check training-set snapshots.", no_args_is_help=True)
+
+
+def archived_inputs(archive_root: Path) -> Any:
+    """The archive's input events for a rebuild (services.curator.rebuild.load_inputs);
+    ArchiveMissing (a FileNotFoundError) when there is no archive."""
+    from services.archiver.store import ArchiveStore
+    from services.curator.rebuild import load_inputs
+
+    store = ArchiveStore(archive_root)
+    store.require()
+    return load_inputs(store.read(columns=["topic", "partition", "offset", "event_id", "type", "payload"]).to_pylist())
 
 
 @snapshot_app.command("rebuild")
@@ -43,7 +54,8 @@ def rebuild(
     try:
         data_dir = Path(load_bus_settings().data_dir)
         archive_root = archive or load_archiver_settings().resolved_archive_dir(data_dir)
-        result = rebuild_snapshot(snapshot_id, archive_root, blob_dir(data_dir), out or data_dir / "rebuilt")
+        result = rebuild_snapshot(snapshot_id, archived_inputs(archive_root), blob_dir(data_dir),
+                                  out or data_dir / "rebuilt")
     except (RebuildError, ValueError, FileNotFoundError) as error:
         fail(str(error))
     if as_json:

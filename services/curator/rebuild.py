@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,12 @@ from devices.blobs import BlobNotFound, BlobStore
 from schemas.registry import validate_event
 from schemas.reviews import ReviewDecided
 from schemas.training import DatasetSnapshotted
-from services.archiver.store import ArchiveStore
 from services.curator.decide import CuratorState, Source
 from services.curator.snapshot import _available_corrections, write_recipe
 from services.dataflow.admission import Admission
 
-__all__ = ["RebuildError", "RebuildResult", "corrected_snapshot", "load_inputs", "rebuild_snapshot"]
+__all__ = ["ArchivedInputs", "RebuildError", "RebuildResult", "corrected_snapshot", "load_inputs",
+           "rebuild_snapshot"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,13 +76,12 @@ class ArchivedInputs:
     snapshots: dict[str, DatasetSnapshotted] = field(default_factory=dict)
 
 
-def load_inputs(archive_root: Path) -> ArchivedInputs:
-    """Every archived input event, in topic/partition/offset order; as in the curator's fold, a
-    task, verdict or failure trace seen again replaces the earlier one, an episode does not."""
-    store = ArchiveStore(archive_root)
-    store.require()
-    table = store.read(columns=["topic", "partition", "offset", "event_id", "type", "payload"])
-    rows = sorted((r for r in table.to_pylist() if r["type"] in INPUT_TYPES and r["payload"]),
+def load_inputs(archived: Iterable[dict[str, Any]]) -> ArchivedInputs:
+    """Every input event among the `archived` rows (the archive's `topic`, `partition`,
+    `offset`, `type` and `payload` columns: `services.cli.snapshot_cmd.archived_inputs` reads
+    them), in topic/partition/offset order; as in the curator's fold, a task, verdict or failure
+    trace seen again replaces the earlier one, an episode does not."""
+    rows = sorted((r for r in archived if r["type"] in INPUT_TYPES and r["payload"]),
                   key=lambda r: (r["topic"], r["partition"], r["offset"]))
     found = ArchivedInputs()
     for row in rows:
@@ -170,11 +170,10 @@ def _write(inputs: ArchivedInputs, manifest: dict[str, Any], out_root: Path, har
     return event, notes
 
 
-def rebuild_snapshot(snapshot_id: str, archive_root: Path, blob_root: Path, out_root: Path,
+def rebuild_snapshot(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path, out_root: Path,
                      harness: Any = None) -> RebuildResult:
-    """Writes snapshot `snapshot_id` again under `out_root` from the archive and compares each
-    file's sha256 with the archived event's."""
-    inputs = load_inputs(archive_root)
+    """Writes snapshot `snapshot_id` again under `out_root` from the archived `inputs` and
+    compares each file's sha256 with the archived event's."""
     if snapshot_id not in inputs.snapshots:
         known = ", ".join(sorted(inputs.snapshots)[:5]) or "none"
         raise RebuildError(f"no dataset.snapshotted event for snapshot {snapshot_id} in the archive "
@@ -191,11 +190,10 @@ def rebuild_snapshot(snapshot_id: str, archive_root: Path, blob_root: Path, out_
     return RebuildResult(event.snapshot_id, Path(event.path), files, notes)
 
 
-def corrected_snapshot(snapshot_id: str, archive_root: Path, blob_root: Path, out_root: Path,
+def corrected_snapshot(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path, out_root: Path,
                        drop: dict[str, str], harness: Any = None) -> DatasetSnapshotted | None:
     """Snapshot `snapshot_id`'s recipe without the episodes in `drop` (episode id -> why), written
     under `out_root` as a new snapshot; None when none of them is in it."""
-    inputs = load_inputs(archive_root)
     if snapshot_id not in inputs.snapshots:
         raise RebuildError(f"no dataset.snapshotted event for snapshot {snapshot_id} in the archive")
     archived = inputs.snapshots[snapshot_id]

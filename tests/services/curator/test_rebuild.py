@@ -13,6 +13,7 @@ import pytest
 
 from services.archiver.rows import ArchiveRow, to_table
 from services.archiver.store import ArchiveStore
+from services.cli.snapshot_cmd import archived_inputs
 from services.curator.rebuild import RebuildError, corrected_snapshot, rebuild_snapshot
 from streams.codec import encode
 from tests.services.curator.test_curator import Pipeline
@@ -31,7 +32,7 @@ class _Record:
     event: object
 
 
-def _archive(pipe: Pipeline, root: Path, skip=lambda stored: False, change=None) -> Path:  # type: ignore[no-untyped-def]
+def _archive(pipe: Pipeline, root: Path, skip=lambda stored: False, change=None):  # type: ignore[no-untyped-def]
     """What the archiver would hold after the pipeline's run: every folded event at its offset."""
     rows = []
     for stored in pipe.log:
@@ -42,7 +43,7 @@ def _archive(pipe: Pipeline, root: Path, skip=lambda stored: False, change=None)
                                                        stored.offset or 0, None, encode(event), [],
                                                        0, event)))
     ArchiveStore(root).write(to_table(rows, archived_at_ms=0))
-    return root
+    return archived_inputs(root)
 
 
 @pytest.fixture(scope="module")
