@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PHASES", "PhaseBoard", "step_callback"]
+__all__ = ["PHASES", "PhaseBoard", "phase_text", "step_callback"]
 
 BAR_WIDTH = 16
 
@@ -60,13 +60,16 @@ class PhaseBoard:
     def line(self) -> str:
         """`phase: NAME ▕███░░░▏ done/total unit`, or '' when no phase runs."""
         phase = self.current
-        if phase is None:
-            return ""
-        if not phase.total:
-            return f"phase: {phase.name} ({phase.done} {phase.unit})"
-        filled = min(BAR_WIDTH, round(BAR_WIDTH * phase.done / phase.total))
-        bar = "█" * filled + "░" * (BAR_WIDTH - filled)
-        return f"phase: {phase.name} ▕{bar}▏ {min(phase.done, phase.total)}/{phase.total} {phase.unit}"
+        return "" if phase is None else phase_text(phase.name, phase.done, phase.total, phase.unit)
+
+
+def phase_text(name: str, done: int, total: int | None, unit: str = "steps") -> str:
+    """`phase: NAME ▕███░░░▏ done/total unit`; without a total, `phase: NAME (done unit)`."""
+    if not total:
+        return f"phase: {name} ({done} {unit})"
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * done / total))
+    bar = "█" * filled + "░" * (BAR_WIDTH - filled)
+    return f"phase: {name} ▕{bar}▏ {min(done, total)}/{total} {unit}"
 
 
 #: The process's board (training stages write it, `flywheel run`'s status line reads it).

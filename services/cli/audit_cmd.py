@@ -77,13 +77,12 @@ def _chain_from_archive(checkpoint: str, archive_files: list[Path]) -> list[dict
     return chain
 
 
-def _rebuilt(snapshot_id: str, archive_root: Path, blob_root: Path, out: Path) -> tuple[Path, str | None]:
-    """Snapshot `snapshot_id` rebuilt from the archive under `out`, and the data sha256 its
-    archived event recorded."""
-    from services.cli.snapshot_cmd import archived_inputs
+def _rebuilt(snapshot_id: str, inputs: Any, blob_root: Path, out: Path) -> tuple[Path, str | None]:
+    """Snapshot `snapshot_id` rebuilt from the archived `inputs` under `out`, and the data
+    sha256 its archived event recorded."""
     from services.curator.rebuild import rebuild_snapshot
 
-    result = rebuild_snapshot(snapshot_id, archived_inputs(archive_root), blob_root, out)
+    result = rebuild_snapshot(snapshot_id, inputs, blob_root, out)
     return result.folder, result.files["data.parquet"][0]
 
 
@@ -159,9 +158,11 @@ def _audit(chain: list[dict[str, Any]], known: dict[str, Path], archive_root: Pa
            archive_files: list[Path], blob_root: Path | None, rebuilt: Path) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
+    from services.cli.snapshot_cmd import archived_inputs
     from services.curator.rebuild import RebuildError
     from trainer.data import read_snapshot
 
+    inputs: Any = None  # the archive's input events, read once when a snapshot must be rebuilt
     snapshots, rows = [], []
     for meta in chain:
         snapshot_id = meta.get("snapshot_id")
@@ -171,7 +172,8 @@ def _audit(chain: list[dict[str, Any]], known: dict[str, Path], archive_root: Pa
         recorded, how = meta.get("snapshot_sha256"), "snapshots folder"
         if folder is None and archive_files and blob_root is not None:
             try:
-                folder, archived_sha = _rebuilt(snapshot_id, archive_root, blob_root, rebuilt)  # type: ignore[arg-type]
+                inputs = inputs if inputs is not None else archived_inputs(archive_root)  # type: ignore[arg-type]
+                folder, archived_sha = _rebuilt(snapshot_id, inputs, blob_root, rebuilt)
                 recorded, how = recorded or archived_sha, "rebuilt from the archive"
             except RebuildError as error:
                 how = f"not rebuilt: {error}"

@@ -122,17 +122,14 @@ def status_line(archiver: Archiver, settings: ArchiverSettings, now: float | Non
 def phase_line(loop: DataLoop) -> str:
     """The phase now, with its progress bar: the data phase until its snapshot exists, then
     the training stage the trainer reports (trainer.progress), or that the run is finishing."""
-    from trainer.progress import PHASES, PhaseBoard
+    from trainer.progress import PHASES, phase_text
 
     training = PHASES.line()
     if training:
         return training
     if loop.progress.snapshots:
         return "phase: data done (snapshot written)"
-    data = PhaseBoard()
-    data.start("data", loop.examples, "approved examples")
-    data.update(loop.progress.examples)
-    return data.line()
+    return phase_text("data", loop.progress.examples, loop.examples, "approved examples")
 
 
 def summary_table(stats: ArchiverStats, *, elapsed_s: float, reason: str | None,

@@ -170,21 +170,32 @@ def _write(inputs: ArchivedInputs, manifest: dict[str, Any], out_root: Path, har
     return event, notes
 
 
-def rebuild_snapshot(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path, out_root: Path,
-                     harness: Any = None) -> RebuildResult:
-    """Writes snapshot `snapshot_id` again under `out_root` from the archived `inputs` and
-    compares each file's sha256 with the archived event's."""
+def _archived(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path
+              ) -> tuple[DatasetSnapshotted, dict[str, Any]]:
+    """The archived snapshot event and its manifest (with the recipe), or RebuildError."""
     if snapshot_id not in inputs.snapshots:
         known = ", ".join(sorted(inputs.snapshots)[:5]) or "none"
         raise RebuildError(f"no dataset.snapshotted event for snapshot {snapshot_id} in the archive "
                            f"(archived snapshots: {known})")
     archived = inputs.snapshots[snapshot_id]
-    manifest = _recipe(archived, BlobStore(blob_root))
-    if harness is None:
-        from services.dataflow.tasks import new_harness
-        harness = new_harness("snapshot-rebuild")
+    return archived, _recipe(archived, BlobStore(blob_root))
+
+
+def _replay_harness(harness: Any, device_id: str) -> Any:
+    if harness is not None:
+        return harness
+    from services.dataflow.tasks import new_harness
+    return new_harness(device_id)
+
+
+def rebuild_snapshot(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path, out_root: Path,
+                     harness: Any = None) -> RebuildResult:
+    """Writes snapshot `snapshot_id` again under `out_root` from the archived `inputs` and
+    compares each file's sha256 with the archived event's."""
+    archived, manifest = _archived(snapshot_id, inputs, blob_root)
     recipe = manifest["recipe"]
-    event, notes = _write(inputs, {**manifest, "cause": archived.causation_id}, out_root, harness,
+    event, notes = _write(inputs, {**manifest, "cause": archived.causation_id}, out_root,
+                          _replay_harness(harness, "snapshot-rebuild"),
                           list(recipe["demonstrations"]), list(recipe["corrections"]))
     files = {name: (archived.files.get(name), sha) for name, sha in event.files.items()}
     return RebuildResult(event.snapshot_id, Path(event.path), files, notes)
@@ -194,20 +205,15 @@ def corrected_snapshot(snapshot_id: str, inputs: ArchivedInputs, blob_root: Path
                        drop: dict[str, str], harness: Any = None) -> DatasetSnapshotted | None:
     """Snapshot `snapshot_id`'s recipe without the episodes in `drop` (episode id -> why), written
     under `out_root` as a new snapshot; None when none of them is in it."""
-    if snapshot_id not in inputs.snapshots:
-        raise RebuildError(f"no dataset.snapshotted event for snapshot {snapshot_id} in the archive")
-    archived = inputs.snapshots[snapshot_id]
-    manifest = _recipe(archived, BlobStore(blob_root))
+    archived, manifest = _archived(snapshot_id, inputs, blob_root)
     recipe = manifest["recipe"]
     gone = [e for e in [*recipe["demonstrations"], *recipe["corrections"]] if e in drop]
     if not gone:
         return None
-    if harness is None:
-        from services.dataflow.tasks import new_harness
-        harness = new_harness("snapshot-correct")
     extra = {"corrected_from": {"snapshot_id": snapshot_id,
                                 "dropped": [{"episode_id": e, "why": drop[e]} for e in gone]}}
-    event, _ = _write(inputs, {**manifest, "cause": archived.event_id}, out_root, harness,
+    event, _ = _write(inputs, {**manifest, "cause": archived.event_id}, out_root,
+                      _replay_harness(harness, "snapshot-correct"),
                       [e for e in recipe["demonstrations"] if e not in drop],
                       [e for e in recipe["corrections"] if e not in drop], extra)
     return event

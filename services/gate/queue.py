@@ -409,21 +409,23 @@ class ReviewQueue:
                      if i.request.double_review and len(i.opinions) >= 2]
         return cohens_kappa(pairs), len(pairs)
 
-    def alpha_by_family(self) -> dict[str, tuple[float | None, int]]:
-        """Krippendorff's alpha per family over the opinions on its double-reviewed items (those
-        with two or more), and how many such items there are."""
+    def alpha_by_family(self, family: str | None = None) -> dict[str, tuple[float | None, int]]:
+        """Krippendorff's alpha per family (or of `family` only) over the opinions on its
+        double-reviewed items (those with two or more), and how many such items there are."""
         with self.lock:
             units: dict[str, list[list[str]]] = defaultdict(list)
             for item in self.items.values():
                 if item.request.double_review and len(item.opinions) >= 2:
-                    units[self.family(item) or "unknown"].append([o.decision for o in item.opinions])
+                    mine = self.family(item) or "unknown"
+                    if family is None or mine == family:
+                        units[mine].append([o.decision for o in item.opinions])
         return {family: (krippendorff_alpha(labels), len(labels)) for family, labels in sorted(units.items())}
 
     def admission_block(self, item: Item) -> str | None:
         """Why `item`'s family may not be admitted on a single opinion now (its alpha, measured
         over enough double reviews, is below MIN_ALPHA), or None."""
         family = self.family(item) or "unknown"
-        alpha, items = self.alpha_by_family().get(family, (None, 0))
+        alpha, items = self.alpha_by_family(family).get(family, (None, 0))
         if alpha is None or items < MIN_ALPHA_ITEMS or alpha >= MIN_ALPHA:
             return None
         return (f"admission of family {family} is blocked: its reviewers agree too little "
