@@ -207,6 +207,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="tokens per SFT example (a longer row loses its oldest steps, never the row)")
     parser.add_argument("--sft-method", default="full", choices=["full", "lora"])
     parser.add_argument("--sft-lr", type=float, default=None, help="SFT learning rate (default 5e-5 full, 5e-4 LoRA)")
+    parser.add_argument("--sft-precision", default="auto", choices=["auto", "bf16", "fp32"],
+                        help="SFT precision (auto: bf16 mixed precision where the CPU or GPU has native bf16)")
     parser.add_argument("--rl-steps", type=int, default=10)
     parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
     parser.add_argument("--rl-tasks-per-step", type=int, default=1, help="groups per optimiser step")
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
                                          tiers=_tiers(args), recovery=args.sft_recovery)
         result = run_sft(model, snapshot, out / "sft", SftConfig(
             method=args.sft_method, epochs=args.sft_epochs, max_steps=args.sft_max_steps, batch_size=args.sft_batch,
-            max_length=args.sft_max_length, loss_rows_per_template=0,
+            max_length=args.sft_max_length, loss_rows_per_template=0, precision=args.sft_precision,
             learning_rate=args.sft_lr or (5e-5 if args.sft_method == "full" else 5e-4)))
         console.print(f"SFT: {result.steps} steps, loss {result.losses[0]:.3f} → {result.losses[-1]:.3f}, "
                       f"{result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")

@@ -2,14 +2,19 @@
 
     python bench/train.py --model var/models/smollm2-135m --sft-steps 6 --rl-steps 2 --ablation-steps 4
 
-1. SFT throughput: `trainer.sft.run_sft` and a plain TRL `SFTTrainer` script on the same rendered
-   examples, model, batch and steps; reports tokens/s of each (medians of `--reps` runs, in
-   alternating order) and the ratio ours / plain (aim ≥ 0.95).
+1. SFT throughput: `trainer.sft.run_sft` and a plain TRL `SFTTrainer` script (fp32, TRL's CPU
+   defaults: the LM head on every position) on the same rendered examples, model, batch and steps;
+   reports tokens/s of each (medians of `--reps` runs, in alternating order) and the ratio ours /
+   plain (≥ 0.95 with the same settings; ours adds bf16 and answer-only scoring where they pay).
 2. GRPO+CARE steps/s with in-process SimPhone environments.
 3. Episode packing (`--packing-steps` > 0): SFT on the easy tier's oracle snapshot with one row
    per step and with an episode's steps packed into one sequence, the same steps and batch each;
    reports answers (rows) taught per second of each and the ratio packed / per-row.
-4. Ablation (`--ablation-steps` > 0): GRPO and GRPO+CARE from the same checkpoint with the same
+4. Precision and LM-head positions (`--precision-steps` > 0): SFT on the easy tier's packed oracle
+   episodes in fp32 and bf16 mixed precision, with the LM head on every position (TRL's CPU
+   default) and on the answer positions only (`trainer.answer_positions`); medians of `--reps`
+   runs each, in rotating order, and each ratio against fp32 on every position (the old default).
+5. Ablation (`--ablation-steps` > 0): GRPO and GRPO+CARE from the same checkpoint with the same
    seeds and tasks, then both evaluated on the same dev tasks: success and mean output tokens.
 Results go to `<out>/train.json` and a summary table.
 """
@@ -23,6 +28,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -58,6 +64,43 @@ def plain_trl_sft(model_dir: Path, examples: list[dict[str, str]], out: Path, st
     return tokens / seconds
 
 
+def precision_bench(model: Path, out: Path, steps: int, reps: int) -> dict[str, Any]:
+    """SFT tokens/s in fp32 and bf16, the LM head on every position and on the answers only: medians
+    of `reps` runs in rotating order, final losses, and each ratio against fp32 on every position."""
+    from contextlib import nullcontext
+
+    from trainer.answer_positions import every_position
+    from trainer.data import build_oracle_snapshot
+    from trainer.sft import SftConfig, run_sft
+
+    easy = build_oracle_snapshot(out / "snapshot-easy", n_per_template=1, tiers=["easy"], recovery=0.3)
+    variants = [(p, where) for p in ("fp32", "bf16") for where in ("every", "answers")]
+    speed: dict[str, list[float]] = {f"{p}/{w}": [] for p, w in variants}
+    loss: dict[str, list[float]] = {f"{p}/{w}": [] for p, w in variants}
+    for rep in range(reps):
+        for precision, where in variants[rep % len(variants):] + variants[:rep % len(variants)]:
+            key = f"{precision}/{where}"
+            with every_position() if where == "every" else nullcontext():
+                r = run_sft(model, easy, out / f"sft-{precision}-{where}-{rep}", SftConfig(
+                    max_steps=steps, batch_size=1, max_length=3072, learning_rate=2e-4, precision=precision,
+                    loss_rows_per_template=0))
+            speed[key].append(r.tokens_per_s)
+            loss[key].append(r.losses[-1])
+            console.print(f"SFT {key}: {r.tokens_per_s:.0f} tok/s, last loss {r.losses[-1]:.3f}")
+    base = statistics.median(speed["fp32/every"])
+    table = Table(title=f"SFT tokens/s, SmolLM2 packed easy episodes ({steps} steps, median of {reps})")
+    for column in ("precision / LM head on", "tok/s", "× fp32 every", "last loss"):
+        table.add_column(column, justify="left" if column.startswith("precision") else "right")
+    summary: dict[str, Any] = {}
+    for key, runs in speed.items():
+        median = statistics.median(runs)
+        summary[key] = {"tokens_per_s": median, "ratio": median / base, "last_loss": statistics.median(loss[key]),
+                        "runs": runs}
+        table.add_row(key, f"{median:.0f}", f"{median / base:.2f}", f"{summary[key]['last_loss']:.3f}")
+    console.print(table)
+    return summary
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="var/models/smollm2-135m")
@@ -69,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--group", type=int, default=4)
     parser.add_argument("--ablation-steps", type=int, default=0)
     parser.add_argument("--packing-steps", type=int, default=0, help="SFT steps of each side of the packing bench")
+    parser.add_argument("--precision-steps", type=int, default=0,
+                        help="SFT steps of each precision × LM-head-positions run (0: skip)")
     parser.add_argument("--eval-limit", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--out", default="var/bench/train")
@@ -80,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     from devices.suite.instances import generate_split
+    from trainer.answer_positions import every_position
     from trainer.data import build_oracle_snapshot, read_snapshot, render_examples
     from trainer.models import load_model
     from trainer.rl import RlConfig, run_grpo
@@ -108,8 +154,9 @@ def main(argv: list[str] | None = None) -> None:
                     results["sft_seconds_per_step"] = r.seconds / max(1, r.steps)
                     results["sft_checkpoint"] = str(r.checkpoint_dir)
                 else:
-                    plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
-                                               args.max_length))
+                    with every_position():
+                        plain.append(plain_trl_sft(model, examples, out / f"plain-{rep}", args.sft_steps, args.batch,
+                                                   args.max_length))
                 console.print(f"SFT {which}: {(ours if which == 'ours' else plain)[-1]:.0f} tok/s")
         results["sft_tokens_per_s"] = statistics.median(ours)
         results["plain_trl_tokens_per_s"] = statistics.median(plain)
@@ -125,6 +172,9 @@ def main(argv: list[str] | None = None) -> None:
             results[f"sft_{label}_tokens_per_s"] = r.tokens_per_s
             console.print(f"SFT {label}: {r.metrics['rows_per_s']:.3f} rows/s, {r.tokens_per_s:.0f} tok/s")
         results["packing_ratio"] = results["sft_packed_rows_per_s"] / results["sft_per_row_rows_per_s"]
+
+    if args.precision_steps:
+        results["precision"] = precision_bench(model, out, args.precision_steps, args.reps)
 
     tasks = generate_split("train", 1, 1)
     if args.rl_steps:

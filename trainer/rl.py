@@ -47,6 +47,8 @@ class RlConfig:
     lambda_eff: float = field(default=0.2, metadata={"help": "CARE's efficiency weight."})
     seed: int = field(default=0, metadata={"help": "Seed."})
     deepspeed: str | None = field(default=None, metadata={"help": "A DeepSpeed config (path) for ZeRO-2/3."})
+    precision: str = field(default="auto", metadata={
+        "help": "auto (bf16 mixed precision where the GPU or CPU multiplies bf16 natively, else fp32), bf16 or fp32."})
     gradient_checkpointing: bool = field(default=False, metadata={
         "help": "Recompute activations in the backward pass: a CPU's attention keeps a G × L × L matrix per "
                 "layer, and G=4 SmolLM2 rollouts of ~2,800 tokens outgrew 24 GB without it (7.7 GB with it)."})
@@ -236,7 +238,8 @@ def run_grpo(model_dir: str | Path, tasks: Sequence[Any], out_dir: str | Path, c
     dataset = Dataset.from_list([rows[i % len(rows)] for i in range(max(needed, len(rows)))])
     batch = config.num_generations * config.tasks_per_step
     args = GRPOConfig(**training_args_common(out, seed=config.seed, logging_steps=1, deepspeed=config.deepspeed,
-                                             gradient_checkpointing=config.gradient_checkpointing),
+                                             gradient_checkpointing=config.gradient_checkpointing,
+                                             precision=config.precision),
                       learning_rate=config.learning_rate, max_steps=config.max_steps,
                       per_device_train_batch_size=batch, num_generations=config.num_generations,
                       max_completion_length=config.max_completion_length,

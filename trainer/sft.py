@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trainer.answer_positions import score_answer_positions
 from trainer.data import RenderReport, pack_episodes, read_snapshot, render_examples
+from trainer.precision import use_bf16
 from trainer.stopping import train_resumably
 
 __all__ = ["CHECKPOINT_FILE", "SftConfig", "TrainResult", "build_sft_trainer", "git_commit", "run_sft",
@@ -55,6 +57,8 @@ class SftConfig:
     logging_steps: int = field(default=1, metadata={"help": "Log every this many steps."})
     pack_episodes: bool = field(default=True, metadata={
         "help": "Train an episode's steps as one sequence (loss on every answer) instead of one row per step."})
+    precision: str = field(default="auto", metadata={
+        "help": "auto (bf16 mixed precision where the GPU or CPU multiplies bf16 natively, else fp32), bf16 or fp32."})
     loss_rows_per_template: int = field(default=LOSS_ROWS_PER_TEMPLATE, metadata={
         "help": "Rows per template whose answer loss is measured after training, for feedback (0: none)."})
 
@@ -109,14 +113,15 @@ def write_checkpoint_meta(out: Path, **meta: Any) -> dict[str, Any]:
 
 
 def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed: str | None,
-                         gradient_checkpointing: bool = False) -> dict[str, Any]:
-    """The TrainingArguments every stage shares on this CPU: fp32, no checkpointing of activations
-    unless asked (GRPO on long prompts)."""
+                         gradient_checkpointing: bool = False, precision: str = "auto") -> dict[str, Any]:
+    """The TrainingArguments every stage shares: bf16 mixed precision where the hardware has it
+    (`trainer.precision`), no checkpointing of activations unless asked (GRPO on long prompts)."""
     import torch
 
     cuda = torch.cuda.is_available()
     return {"output_dir": str(out / "trainer_state"), "seed": seed, "logging_steps": logging_steps,
-            "report_to": "none", "save_strategy": "no", "bf16": cuda, "use_cpu": not cuda and deepspeed is None,
+            "report_to": "none", "save_strategy": "no", "bf16": use_bf16(precision, cuda=cuda),
+            "use_cpu": not cuda and deepspeed is None,
             "gradient_checkpointing": gradient_checkpointing, "dataloader_num_workers": 0, "disable_tqdm": True,
             "deepspeed": deepspeed}
 
@@ -146,6 +151,7 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
 
     config = config or SftConfig()
     snapshot = read_snapshot(snapshot_dir)
+    score_answer_positions()  # the LM head runs on the answers' positions only (trainer.answer_positions)
     loaded = load_model(Path(model_dir))
     tokenizer = loaded.tokenizer
     tokenizer.padding_side = "right"
@@ -166,7 +172,7 @@ def build_sft_trainer(model_dir: str | Path, snapshot_dir: str | Path, out_dir: 
         peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                                  target_modules="all-linear", task_type="CAUSAL_LM")
     args = SFTConfig(**training_args_common(Path(out_dir), seed=config.seed, logging_steps=config.logging_steps,
-                                            deepspeed=config.deepspeed),
+                                            deepspeed=config.deepspeed, precision=config.precision),
                      num_train_epochs=config.epochs, max_steps=config.max_steps,
                      learning_rate=config.learning_rate, per_device_train_batch_size=config.batch_size,
                      gradient_accumulation_steps=config.grad_accum, max_length=config.max_length,

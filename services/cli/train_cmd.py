@@ -84,17 +84,23 @@ def train_sft(
     seed: Annotated[int, typer.Option(min=0, help="Seed of data order and initialisation.")] = 0,
     template: Annotated[list[str] | None, typer.Option(help="Train only on this template's rows (repeatable).")] = None,
     tier: Annotated[list[str] | None, typer.Option(help="Train only on rows of this tier (repeatable).")] = None,
+    precision: Annotated[str, typer.Option(help="auto (bf16 mixed precision where the GPU or CPU has native bf16, "
+                                           "else fp32), bf16 or fp32.")] = "auto",
 ) -> None:
     """Supervised cold start on an approved snapshot (loss on the answer only)."""
     from trainer.data import SnapshotError, filter_snapshot
     from trainer.models import ModelError
+    from trainer.precision import PRECISIONS
     from trainer.sft import SftConfig, run_sft
 
     if method not in ("full", "lora"):
         raise _fail(f"--method must be full or lora, not {method!r}")
+    if precision not in PRECISIONS:
+        raise _fail(f"--precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     config = SftConfig(method=method, epochs=epochs, max_steps=max_steps,  # type: ignore[arg-type]
                        learning_rate=lr or (5e-5 if method == "full" else 5e-4), batch_size=batch_size,
-                       max_length=max_length, seed=seed, deepspeed=str(deepspeed) if deepspeed else None)
+                       max_length=max_length, seed=seed, deepspeed=str(deepspeed) if deepspeed else None,
+                       precision=precision)
     try:
         if template or tier:
             snapshot = filter_snapshot(snapshot, out.parent / f"{out.name}-snapshot", templates=template, tiers=tier)
