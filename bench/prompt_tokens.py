@@ -8,6 +8,9 @@ Plays the oracle through the harness on every template of the split and renders,
 step, the exact prompt a `ModelPolicy` would decode from (the one context renderer, the chat
 template), then counts its tokens with the model's tokenizer. Prints the median and p90 per family
 and tier and overall, and the answer tokens beside them (the part a model is trained to write).
+`new/step` is the median of what each step adds to the previous step's prompt and answer — what a
+packed SFT sequence and the policy's prefix cache actually compute per step — and `episode` the
+median tokens of a whole episode (one packed SFT sequence).
 """
 
 from __future__ import annotations
@@ -44,26 +47,38 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
     policy = ModelPolicy(None, tokenizer, prefix_cache=False)
     harness = Harness(SimPhone())
     groups: dict[str, list[int]] = defaultdict(list)
+    new_tokens: dict[str, list[int]] = defaultdict(list)
+    episode_tokens: dict[str, list[int]] = defaultdict(list)
     answers: list[int] = []
 
-    def counter(task: Any) -> Any:
+    def counter(task: Any, seen: list[int]) -> Any:
+        """Counts each step's prompt, and the tokens it adds to the previous step's prompt and
+        answer (what packing and a prefix cache compute); `seen` ends as the episode's length."""
         tier = get_template(task.template).tier or "unknown"
 
         def on_step(_index: int, observation: Any, action: Any) -> None:
             ids = policy.prompt_ids(policy.prompt_messages(observation))
+            answer = len(tokenizer(format_action(action), add_special_tokens=False)["input_ids"])
             policy.accept(format_action(action))
             for key in ("all", task.family, f"tier/{tier}", f"{task.family}/{tier}"):
                 groups[key].append(len(ids))
-            answers.append(len(tokenizer(format_action(action), add_special_tokens=False)["input_ids"]))
+                new_tokens[key].append(len(ids) - seen[0])
+            seen[0] = len(ids) + answer
+            answers.append(answer)
         return on_step
 
     for task in generate_split(split, n, seed):  # type: ignore[arg-type]
         oracle = OraclePolicy()
         oracle.prepare(task)
-        play(harness, task, Alongside(oracle, policy), on_step=counter(task))
+        seen = [0]
+        play(harness, task, Alongside(oracle, policy), on_step=counter(task, seen))
+        tier = get_template(task.template).tier or "unknown"
+        for key in ("all", task.family, f"tier/{tier}", f"{task.family}/{tier}"):
+            episode_tokens[key].append(seen[0])
     harness.close()
     table = {key: {"steps": len(v), "median": statistics.median(v), "p90": _quantile(v, 0.9),
-                   "max": max(v)} for key, v in sorted(groups.items())}
+                   "max": max(v), "new_median": statistics.median(new_tokens[key]),
+                   "episode_median": statistics.median(episode_tokens[key])} for key, v in sorted(groups.items())}
     return {"split": split, "n": n, "seed": seed, "prompt_tokens": table,
             "answer_tokens_median": statistics.median(answers) if answers else 0.0}
 
@@ -83,10 +98,11 @@ def main(argv: list[str] | None = None) -> int:
 
     result = measure(load_tokenizer(args.model), args.split, args.n, args.seed)
     table = Table(title=f"prompt tokens per step ({args.split}, n={args.n}, seed {args.seed})")
-    for column in ("slice", "steps", "median", "p90", "max"):
+    for column in ("slice", "steps", "median", "p90", "max", "new/step", "episode"):
         table.add_column(column, justify="left" if column == "slice" else "right")
     for key, row in result["prompt_tokens"].items():
-        table.add_row(key, str(row["steps"]), f"{row['median']:.0f}", f"{row['p90']:.0f}", str(row["max"]))
+        table.add_row(key, str(row["steps"]), f"{row['median']:.0f}", f"{row['p90']:.0f}", str(row["max"]),
+                      f"{row['new_median']:.0f}", f"{row['episode_median']:.0f}")
     Console().print(table)
     Console().print(f"answer tokens per step, median: {result['answer_tokens_median']:.0f}")
     if args.json:
