@@ -2,14 +2,17 @@
 
 Run (hours on 2 CPU cores, minutes on one GPU; SmolLM2-135M by default):
 
-    python bench/learn.py --model var/models/smollm2-135m --stages zero,sft,rl --n 1 --out var/bench/learn
+    python bench/learn.py --model var/models/smollm2-135m --stages zero,sft,corrections,rl --n 1 --out var/bench/learn
     python bench/learn.py --stages zero,sft,rl,ablation --batch-size 256 --rl-steps 8 ...   # on a GPU
 
 Each stage writes `<out>/<stage>-<split>.json` (overall, per family and tier, success, tokens,
 tool calls, validity, prompt tokens, 95% bootstrap intervals) and prints a summary table.
 `--stages zero` alone measures the base model zero-shot (and with `--constrained` with
 lm-format-enforcer's JSON constraint). `ablation` trains plain GRPO (no CARE) from the same SFT
-checkpoint with the same tasks, seeds and settings as `rl`, and scores it the same way. On a GPU
+checkpoint with the same tasks, seeds and settings as `rl`, and scores it the same way.
+`corrections` (after `sft`) is a DAgger round: the SFT model plays training tasks with new values,
+its failures become the oracle's continuations from their first wrong step (bench/dagger.py), and
+SFT continues on them with a replay of the SFT data; `rl` then starts from that checkpoint. On a GPU
 the model runs in bf16 and `--batch-size` episodes are decoded together (trainer.batched).
 Everything ends up in `<out>/learn.json` and `<out>/learn.png` (score per stage and split, 95% CI).
 """
@@ -100,7 +103,7 @@ def evaluate_dir(model: Path, split: str, args: argparse.Namespace, label: str, 
     return data
 
 
-STAGE_ORDER = ["zero", "zero-constrained", "sft", "rl", "rl-nocare"]
+STAGE_ORDER = ["zero", "zero-constrained", "sft", "corrections", "rl", "rl-nocare"]
 
 
 def _with_earlier(out: Path, results: list[dict]) -> list[dict]:
@@ -170,6 +173,38 @@ def train_rl(model: Path, out: Path, args: argparse.Namespace, *, care: bool, st
     return result
 
 
+def corrections_round(model: Path, out: Path, args: argparse.Namespace, splits: list[str],
+                      results: list[dict]) -> Path:
+    """DAgger: `model` plays training tasks with new values (`--corrections-n` per template), its
+    failures become the oracle's continuations from their first wrong step (bench/dagger.py), and
+    SFT from `model` on them plus a replay of the SFT snapshot's episodes; scored like SFT."""
+    from bench.dagger import collect_corrections, correction_snapshot
+    from trainer.policy import load_policy
+    from trainer.sft import SftConfig, run_sft
+
+    policy = load_policy(model, max_new_tokens=args.max_new_tokens, dtype=None if args.dtype == "auto" else args.dtype)
+    tasks = _tasks("train", args.corrections_n, args.seed + 7, args.max_steps, None, None, _tiers(args))
+    started = time.monotonic()
+    found = collect_corrections(policy, tasks)
+    snapshot, makeup = correction_snapshot(out / "snapshot-corrections", found, out / "snapshot",
+                                           replay=args.corrections_replay, seed=args.seed)
+    makeup["collect_seconds"] = round(time.monotonic() - started, 1)
+    console.print(f"corrections: {found.failed}/{found.episodes} train episodes failed, {found.corrected} "
+                  f"continued by the oracle → {makeup['correction_rows']} correction rows + "
+                  f"{makeup['replay_rows']} replayed ({makeup['correction_share']:.0%} corrections); first wrong "
+                  f"step by the oracle's action there: {found.first_wrong_actions}")
+    result = run_sft(model, snapshot, out / "corrections", SftConfig(
+        method=args.sft_method, epochs=args.corrections_epochs, batch_size=args.sft_batch,
+        max_length=args.sft_max_length, loss_rows_per_template=0, precision=args.sft_precision,
+        learning_rate=args.sft_lr or (5e-5 if args.sft_method == "full" else 5e-4)))
+    makeup |= {"steps": result.steps, "seconds": result.seconds, "tokens_per_s": result.tokens_per_s}
+    (out / "corrections_result.json").write_text(json.dumps(makeup, indent=2))
+    console.print(f"corrections SFT: {result.steps} steps, {result.tokens_per_s:.0f} tok/s, {result.seconds:.0f} s")
+    for split in splits:
+        results.append(evaluate_dir(result.checkpoint_dir, split, args, "corrections"))
+    return result.checkpoint_dir
+
+
 def _row(table: Table, data: dict) -> None:
     lo, hi = data["overall_ci"]
     table.add_row(data["label"], data["split"], str(data["episodes"]), f"{data['overall']:.3f} [{lo:.3f}, {hi:.3f}]",
@@ -181,7 +216,7 @@ def _row(table: Table, data: dict) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="var/models/smollm2-135m")
-    parser.add_argument("--stages", default="zero,sft,rl", help="comma list of zero, sft, rl, ablation")
+    parser.add_argument("--stages", default="zero,sft,rl", help="comma list of zero, sft, corrections, rl, ablation")
     parser.add_argument("--splits", default="dev,test")
     parser.add_argument("--ablation-splits", default="dev",
                         help="splits the GRPO-without-CARE model is scored on ('': none, training metrics only)")
@@ -196,7 +231,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-steps", type=int, default=8, help="steps per episode")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--sft-checkpoint", default=None,
-                        help="with stage sft: score this SFT checkpoint instead of training one")
+                        help="with stage sft: score this SFT checkpoint instead of training one; without it, "
+                        "the checkpoint later stages start from")
     parser.add_argument("--sft-n", type=int, default=3, help="train instances per template for SFT")
     parser.add_argument("--sft-recovery", type=float, default=0.0,
                         help="share of SFT episodes with a slip and the oracle's recovery (recovery rows)")
@@ -209,6 +245,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sft-lr", type=float, default=None, help="SFT learning rate (default 5e-5 full, 5e-4 LoRA)")
     parser.add_argument("--sft-precision", default="auto", choices=["auto", "bf16", "fp32"],
                         help="SFT precision (auto: bf16 mixed precision where the CPU or GPU has native bf16)")
+    parser.add_argument("--corrections-n", type=int, default=2,
+                        help="corrections stage: train instances per template the model plays (new values)")
+    parser.add_argument("--corrections-replay", type=float, default=1.0,
+                        help="corrections stage: SFT-snapshot episodes replayed per corrected episode")
+    parser.add_argument("--corrections-epochs", type=float, default=1.0)
     parser.add_argument("--rl-steps", type=int, default=10)
     parser.add_argument("--rl-group", type=int, default=8, help="G: rollouts per task")
     parser.add_argument("--rl-tasks-per-step", type=int, default=1, help="groups per optimiser step")
@@ -263,6 +304,10 @@ def main(argv: list[str] | None = None) -> None:
                                                          "loss_last": result.losses[-1]}, indent=2))
         for split in splits:
             results.append(evaluate_dir(model, split, args, "sft"))
+    if "corrections" in stages:
+        if "sft" not in stages and args.sft_checkpoint:  # continue an earlier run's SFT checkpoint
+            model = Path(args.sft_checkpoint)
+        model = corrections_round(model, out, args, splits, results)
     sft_model = model
     # The ablation runs right after GRPO+CARE (same steps, same tasks and seeds), and the least
     # essential scores come last, so a run cut short by a time limit keeps the comparisons.

@@ -24,6 +24,8 @@ __all__ = ["every_position", "score_answer_positions", "scoring_answers_only"]
 
 logger = logging.getLogger(__name__)
 _PATCHED = "_flywheel_answer_positions"
+# Inside `every_position()` blocks (a bench's baseline), the switch stays off even when training asks.
+_held_off = 0
 
 
 def scoring_answers_only() -> bool:
@@ -38,6 +40,8 @@ def score_answer_positions() -> bool:
     TRL has no such switch (training then scores every position, as before)."""
     from trl.trainer import utils
 
+    if _held_off:
+        return False
     original = getattr(utils, "_use_triton", None)
     if original is None:
         logger.info("this TRL has no compact LM-head switch; SFT scores every position")
@@ -56,18 +60,19 @@ def score_answer_positions() -> bool:
 
 @contextmanager
 def every_position() -> Iterator[None]:
-    """TRL's own behaviour (every position scored on a CPU) inside the block: the baseline a bench
-    measures the compact path against. Training inside it calls `score_answer_positions` again,
-    so the block sets the switch back whenever it is on."""
+    """TRL's own behaviour (every position scored on a CPU) inside the block, even for training
+    that asks for the switch: the baseline a bench measures the compact path against."""
+    global _held_off
     from trl.trainer import utils
 
     patched = getattr(utils, "_use_triton", None)
     original = getattr(patched, "original", None)
-    if original is None:
-        yield
-        return
-    utils._use_triton = original
+    if original is not None:
+        utils._use_triton = original
+    _held_off += 1
     try:
         yield
     finally:
-        utils._use_triton = patched
+        _held_off -= 1
+        if original is not None:
+            utils._use_triton = patched

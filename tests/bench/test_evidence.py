@@ -1,5 +1,5 @@
 """The GPU evidence script cannot rot: `SCALE=smoke bench/evidence.sh OUT tiny` runs every stage
-(SFT throughput, base → SFT with recovery rows → GRPO+CARE on learnable tasks → ablation, a
+(SFT throughput, base → SFT with recovery rows → corrections → GRPO+CARE on learnable tasks → ablation, a
 harness round) on the tiny model and leaves each stage's JSON."""
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ def test_the_evidence_script_runs_every_stage_on_the_tiny_model(tmp_path: Path) 
         assert f"{stage} bench exit 0" in log, log[-3000:]
     learn = json.loads((tmp_path / "learn" / "learn.json").read_text())
     labels = {(r["label"], r["split"]) for r in learn["results"]}
-    assert {("zero", "dev"), ("sft", "dev"), ("sft", "test"), ("rl", "dev"), ("rl-nocare", "dev")} <= labels
+    assert {("zero", "dev"), ("sft", "dev"), ("sft", "test"), ("corrections", "dev"), ("rl", "dev"),
+            ("rl-nocare", "dev")} <= labels
+    corrections = json.loads((tmp_path / "learn" / "corrections_result.json").read_text())
+    assert corrections["correction_rows"] > 0 and 0 < corrections["correction_share"] <= 1
     assert all("next_action" in r for r in learn["results"] if r["label"] in ("zero", "sft"))
     rl = json.loads((tmp_path / "learn" / "rl" / "rl_metrics.json").read_text())
     assert "dropped_groups" in rl and rl["groups"] >= 1

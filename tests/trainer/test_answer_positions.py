@@ -44,6 +44,8 @@ def test_the_lm_head_runs_on_answer_positions_only_with_the_same_loss(
     compact = _loss(trainer, batch)
     with every_position():
         assert not scoring_answers_only()
+        assert not score_answer_positions()  # training inside the block (a bench's baseline) stays on every position
+        assert not scoring_answers_only()
         full = _loss(trainer, batch)
     assert scoring_answers_only()  # the block puts the switch back
     assert rows == [labelled, positions]  # answers only, then TRL's own every-position path
