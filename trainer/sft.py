@@ -115,12 +115,14 @@ def write_checkpoint_meta(out: Path, **meta: Any) -> dict[str, Any]:
 def training_args_common(out: Path, *, seed: int, logging_steps: int, deepspeed: str | None,
                          gradient_checkpointing: bool = False, precision: str = "auto") -> dict[str, Any]:
     """The TrainingArguments every stage shares: bf16 mixed precision where the hardware has it
-    (`trainer.precision`), no checkpointing of activations unless asked (GRPO on long prompts)."""
+    (`trainer.precision`; DeepSpeed on a CPU stays fp32: transformers takes bf16 on a CPU only with
+    `use_cpu`), no checkpointing of activations unless asked (GRPO on long prompts)."""
     import torch
 
     cuda = torch.cuda.is_available()
+    bf16 = use_bf16(precision, cuda=cuda) and (cuda or deepspeed is None)
     return {"output_dir": str(out / "trainer_state"), "seed": seed, "logging_steps": logging_steps,
-            "report_to": "none", "save_strategy": "no", "bf16": use_bf16(precision, cuda=cuda),
+            "report_to": "none", "save_strategy": "no", "bf16": bf16,
             "use_cpu": not cuda and deepspeed is None,
             "gradient_checkpointing": gradient_checkpointing, "dataloader_num_workers": 0, "disable_tqdm": True,
             "deepspeed": deepspeed}
