@@ -75,6 +75,9 @@ class LoopConfig:
     eval_n: int = field(default=1, metadata={"help": "Dev instances per template in each evaluation."})
     eval_templates: int = field(default=6, metadata={"help": "Dev templates evaluated (0: all)."})
     eval_max_steps: int = field(default=4, metadata={"help": "Steps per evaluation episode."})
+    next_action_tasks: int = field(default=3, metadata={
+        "help": "Dev tasks whose oracle steps score teacher-forced exact next action each generation, the "
+                "cheap progress signal beside episode success (0: none)."})
     general: bool = field(default=True, metadata={
         "help": "Also measure general capability per checkpoint (trainer.general: perplexity on bundled "
                 "text, non-mobile tool requests) and put it in the eval event and the report."})
@@ -164,6 +167,8 @@ class GenerationSummary:
     train_metrics: dict[str, float]
     evaluation: EvalSummary
     weak_templates: list[str]
+    #: teacher-forced exact next action on the first `next_action_tasks` dev tasks (None: not measured)
+    next_action: dict[str, Any] | None = None
 
 
 def _blob(path: Path) -> BlobRef:
@@ -376,13 +381,19 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             evaluated = evaluated.model_copy(update={"general_perplexity": general.perplexity,
                                                      "general_tool_use": general.tool_use})
         emit(evaluated)
+        next_action = None
+        if config.next_action_tasks:
+            from trainer.next_action import next_action_accuracy
+
+            next_action = next_action_accuracy(policy, eval_tasks[:config.next_action_tasks], spec=spec).to_json_dict()
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
         weights = feedback.template_weights
         summaries.append(GenerationSummary(generation=generation, stage=stage, checkpoint_dir=target,
                                            checkpoint_id=meta["checkpoint_id"],
                                            seconds=time.monotonic() - started, train_metrics=metrics,
-                                           evaluation=summary, weak_templates=feedback.weak_templates))
+                                           evaluation=summary, weak_templates=feedback.weak_templates,
+                                           next_action=next_action))
         if on_generation is not None:
             on_generation(summaries[-1])
         model = target
@@ -402,13 +413,14 @@ def _reused(target: Path) -> tuple[str, dict[str, float], list[Any], dict[str, f
 
 
 def summary_table(summaries: Sequence[GenerationSummary]) -> Table:
-    table = Table("gen", "stage", "checkpoint", "dev overall [95% CI]", "success", "valid", "out tok",
-                  "tool calls", "s", title="training generations")
+    table = Table("gen", "stage", "checkpoint", "dev overall [95% CI]", "success", "next action", "valid",
+                  "out tok", "tool calls", "s", title="training generations")
     for s in summaries:
         e = s.evaluation
+        guessed = f"{s.next_action['correct']}/{s.next_action['steps']}" if s.next_action else "—"
         table.add_row(str(s.generation), s.stage, s.checkpoint_id,
                       f"{e.overall:.3f} [{e.overall_ci[0]:.3f}, {e.overall_ci[1]:.3f}]", f"{e.success:.2f}",
-                      f"{e.validity:.2f}", f"{e.mean_output_tokens:.1f}", f"{e.mean_tool_calls:.2f}",
+                      guessed, f"{e.validity:.2f}", f"{e.mean_output_tokens:.1f}", f"{e.mean_tool_calls:.2f}",
                       f"{s.seconds:.0f}")
     return table
 

@@ -166,9 +166,11 @@ class TrainingPhase:
             rows.append(("training", f"[yellow]{self.stopped}[/]; checkpoints in {self.run_dir}"))
         for s in self.summaries:
             e = s.evaluation
+            guessed = (f", next action {s.next_action['correct']}/{s.next_action['steps']}"
+                       if s.next_action else "")
             rows.append((f"generation {s.generation} ({s.stage})",
                          (f"{s.checkpoint_id}: dev {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
-                         f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}, {s.seconds:.0f} s")))
+                         f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}{guessed}, {s.seconds:.0f} s")))
         if self.harness is not None:
             rows += self.harness.summary_rows()
         elif not self.rounds_config.enabled:
