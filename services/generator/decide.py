@@ -4,8 +4,9 @@ It keeps `queue_depth` tasks open (proposed, no verdict yet), choosing each task
 (family/template/tier) as the one furthest below its target share. Every `compose_every`-th
 task composes two templates, every `rephrase_every`-th rephrases its goal; each candidate is
 verified on a fresh sim before it is proposed, and dropped (counted) when it fails.
-Training feedback and eval reports shift the target mix toward weak slices, within bounds,
-as a `mix.shifted` event that says why. Output ids derive from their causes, so re-deciding
+Training feedback shifts the target mix toward weak slices and eval reports by competence (a
+curriculum: tasks the model solves sometimes first, unsolved ones of the frontier tier next,
+mastered ones and harder tiers at the floor), within bounds, as a `mix.shifted` event that says why. Output ids derive from their causes, so re-deciding
 a redelivered event yields the same events.
 """
 
@@ -48,9 +49,11 @@ __all__ = [
     "GeneratorState",
     "Tick",
     "World",
+    "competence_factor",
     "decide",
     "decide_counting",
     "evolve",
+    "frontier_tier",
     "initial_state",
     "shift_for_eval",
     "shift_for_feedback",
@@ -63,8 +66,12 @@ SOURCE = "generator/1.0.0"
 MAX_TRIES = 8
 #: Rephrased tasks use instance positions from here on, apart from plain instances.
 REPHRASE_POSITIONS = 50_000
-#: An eval template scoring this far below the mean of the report counts as weak.
-WEAK_MARGIN = 0.1
+#: The curriculum's tiers, easiest first; a tier whose templates' mean eval score reaches
+#: TIER_MASTERED moves the frontier to the next one.
+TIER_ORDER = ("easy", "medium", "hard")
+TIER_MASTERED = 0.5
+#: The factor of a mastered slice or one beyond the frontier (the clamp keeps its floor share).
+LEAST_FACTOR = 0.25
 
 
 @dataclass(frozen=True)
@@ -245,26 +252,56 @@ def shift_for_feedback(weights: dict[str, float], event: TrainingFeedbackIssued,
     return clamp_shares(raw, min_factor=config.min_factor, max_factor=config.max_factor), weak, reason
 
 
+def frontier_tier(template_scores: dict[str, float], tier_of: dict[str, str]) -> str:
+    """The curriculum's frontier: the easiest tier whose templates' mean score is below
+    TIER_MASTERED (the hardest tier once every one is mastered)."""
+    for tier in TIER_ORDER:
+        scores = [score for template, score in template_scores.items() if tier_of.get(template) == tier]
+        if scores and fmean(scores) < TIER_MASTERED:
+            return tier
+    return TIER_ORDER[-1]
+
+
+def competence_factor(score: float | None, tier: str, frontier: str) -> float:
+    """How a slice's weight moves with the model's competence on it: tasks it solves sometimes but
+    not always (0 < score < 1) carry the learning signal and are boosted; unsolved ones on or below
+    the frontier tier stay (where the model learns to copy first); mastered ones, and unsolved ones
+    beyond the frontier, fall to the floor the clamp keeps."""
+    rank = TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
+    ahead = rank > TIER_ORDER.index(frontier)
+    if score is None:
+        return LEAST_FACTOR if ahead else 1.0
+    if 0.0 < score < 1.0:
+        return WEAK_BOOST
+    if score >= 1.0 or ahead:
+        return LEAST_FACTOR
+    return 1.0
+
+
 def shift_for_eval(weights: dict[str, float], event: EvalReported,
                    config: GeneratorConfig) -> tuple[dict[str, float], list[str], str]:
-    """New shares from an eval report: templates scoring below the report's mean by
-    WEAK_MARGIN are boosted by up to WEAK_BOOST, in proportion to how far they fall short."""
+    """New shares from an eval report, by competence (the curriculum): templates the model solves
+    sometimes (0 < score < 1) are boosted by WEAK_BOOST, unsolved ones on or below the frontier tier
+    (`frontier_tier`) keep their share, mastered ones and those of tiers beyond the frontier drop
+    to the floor; every share stays inside the clamp's bounds."""
     scores = event.template_scores
     if not scores:
         return dict(weights), [], "eval report without template scores"
-    mean = fmean(scores.values())
-    raw, weak = {}, []
+    tier_of = {split_key(key)[1]: split_key(key)[2] for key in weights}
+    frontier = frontier_tier(scores, tier_of)
+    raw, boosted = {}, []
     for key, share in weights.items():
-        _family, template, _tier = split_key(key)
-        score = scores.get(template)
-        factor = 1.0
-        if score is not None and score < mean - WEAK_MARGIN:
-            factor = 1.0 + (WEAK_BOOST - 1.0) * (1.0 - score)
-            weak.append(key)
+        _family, template, tier = split_key(key)
+        factor = competence_factor(scores.get(template), tier, frontier)
+        if factor > 1.0:
+            boosted.append(key)
         raw[key] = share * factor
-    reason = (f"eval of {event.subject} {event.subject_id} on {event.split}: {len(weak)} slices "
-              f"score more than {WEAK_MARGIN:.1f} below the mean {mean:.2f}")
-    return clamp_shares(raw, min_factor=config.min_factor, max_factor=config.max_factor), weak, reason
+    counts = Counter("learnable" if 0.0 < v < 1.0 else "mastered" if v >= 1.0 else "unsolved"
+                     for v in scores.values())
+    reason = (f"eval of {event.subject} {event.subject_id} on {event.split}: curriculum frontier {frontier}; "
+              f"{counts['learnable']} templates solved sometimes (boosted), {counts['unsolved']} never, "
+              f"{counts['mastered']} always")
+    return clamp_shares(raw, min_factor=config.min_factor, max_factor=config.max_factor), boosted, reason
 
 
 def _shift(state: GeneratorState, cause: Event,

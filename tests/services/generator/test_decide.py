@@ -14,8 +14,10 @@ from services.generator.decide import (
     GeneratorConfig,
     Tick,
     World,
+    competence_factor,
     decide,
     evolve,
+    frontier_tier,
     initial_state,
 )
 from services.generator.mix import MAX_FACTOR, MIN_FACTOR, clamp_shares, split_key
@@ -162,17 +164,42 @@ def test_same_feedback_twice_still_bounded_and_unchanged_mix_emits_nothing(world
     assert top <= MAX_FACTOR / n + 1e-9
 
 
-def test_eval_report_boosts_slices_scoring_below_the_mean(world: World) -> None:
+def _report(scores: dict[str, float]) -> EvalReported:
+    return EvalReported(source="evaluator/0", correlation_id="c", subject="checkpoint", subject_id="ck-1",
+                        split="dev", episodes=10, scores=FamilyScores(tool=1, memory=1, skills=1, subagent=1),
+                        overall=0.5, template_scores=scores)
+
+
+def _by_tier(world: World) -> dict[str, list[str]]:
+    tiers: dict[str, list[str]] = {}
+    for key in initial_state(world.catalogue).weights:
+        _family, template, tier = split_key(key)
+        tiers.setdefault(tier, []).append(template)
+    return tiers
+
+
+def test_the_curriculum_boosts_what_the_model_solves_sometimes(world: World) -> None:
     state = initial_state(world.catalogue)
-    names = [t.name for t in world.catalogue.templates]
-    scores = dict.fromkeys(names, 0.9)
-    scores[names[1]] = 0.1
-    report = EvalReported(source="evaluator/0", correlation_id="c", subject="checkpoint",
-                          subject_id="ck-1", split="dev", episodes=10,
-                          scores=FamilyScores(tool=1, memory=1, skills=1, subagent=1),
-                          overall=0.9, template_scores=scores)
-    shift = next(e for e in decide(state, report, world) if e.type == "mix.shifted")
-    assert [split_key(k)[1] for k in shift.weak_slices] == [names[1]]
+    easy, medium, hard = (_by_tier(world)[t] for t in ("easy", "medium", "hard"))
+    scores = dict.fromkeys(easy, 0.0) | dict.fromkeys(medium + hard, 0.0)
+    scores[easy[0]], scores[easy[1]], scores[easy[2]] = 0.5, 1.0, 0.0  # learnable, mastered, unsolved
+    shift = next(e for e in decide(state, _report(scores), world) if e.type == "mix.shifted")
+    assert [split_key(k)[1] for k in shift.weak_slices] == [easy[0]]  # only the learnable one is boosted
+    share = {split_key(k)[1]: v for k, v in shift.weights.items()}
+    assert share[easy[0]] > share[easy[2]] > share[easy[1]]  # learnable > unsolved at the frontier > mastered
+    assert share[easy[2]] > share[hard[0]]  # the easy tier is the frontier: hard tasks wait
+    assert "curriculum frontier easy" in shift.reason
+
+
+def test_the_frontier_moves_on_once_a_tier_is_mastered(world: World) -> None:
+    easy, medium, hard = (_by_tier(world)[t] for t in ("easy", "medium", "hard"))
+    scores = dict.fromkeys(easy, 1.0) | dict.fromkeys(medium + hard, 0.0)
+    assert frontier_tier(scores, {t: tier for tier, names in _by_tier(world).items() for t in names}) == "medium"
+    shift = next(e for e in decide(initial_state(world.catalogue), _report(scores), world) if e.type == "mix.shifted")
+    share = {split_key(k)[1]: v for k, v in shift.weights.items()}
+    assert share[medium[0]] > share[easy[0]] and share[medium[0]] > share[hard[0]]
+    assert competence_factor(0.0, "hard", "medium") == competence_factor(1.0, "easy", "medium")  # both at the floor
+    assert competence_factor(None, "easy", "medium") == 1.0  # not scored, not beyond the frontier: kept
 
 
 def test_clamp_shares_keeps_every_slice_in_bounds() -> None:
