@@ -105,7 +105,7 @@ def correction_snapshot(out_dir: Path, corrections: Corrections, replay_from: Pa
     chosen = sorted(by_task)
     random.Random(seed).shuffle(chosen)
     replayed = [row for task_id in chosen[:round(replay * corrected_tasks)] for row in by_task[task_id]]
-    rows = [{**row, "kind": row.get("kind", "demonstration")} for row in replayed] + corrections.rows
+    rows = replayed + corrections.rows
     if not rows:
         raise ValueError("the corrections round found no failed episode the oracle could continue")
     out_dir.mkdir(parents=True, exist_ok=True)
