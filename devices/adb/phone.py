@@ -44,9 +44,9 @@ from devices.adb.settings import AdbSettings
 from devices.adb.tools import AdbTools
 from devices.adb.uixml import DUMP_TRAILER, parse_hierarchy, root_package, strip_dump_trailer
 from devices.blobs import BlobStore
+from devices.kit.apps import APPS, SETTINGS_SPEC, TABLES, resolve_app
+from devices.kit.log import LogEntry
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
-from devices.sim.gui import resolve_app
-from devices.sim.state import APPS, SETTINGS_SPEC, TABLES, LogEntry
 from schemas.actions import (
     Click,
     InputText,

@@ -31,11 +31,12 @@ from datetime import datetime
 from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
-from devices.adb.client import AdbCall, CallTimedOut, CommandFailed
-from devices.adb.tools import alarm_intent, catalogue, timer_intent
+from devices.adb.client import AdbCall, CommandFailed
+from devices.adb.tools import alarm_intent, catalogue, error_result, timer_intent
+from devices.kit.apps import check_value
+from devices.kit.errors import BadArguments, NotFound, ToolFailure
+from devices.kit.specs import ToolSpec
 from devices.protocol import DeviceError, DeviceLost
-from devices.sim.apps.settings import check_value
-from devices.sim.tools import BadArguments, NotFound, ToolFailure, ToolSpec
 from schemas.observations import ToolError, ToolResult
 
 __all__ = [
@@ -731,16 +732,6 @@ def unsupported_reason(name: str) -> str | None:
     if name in STOCK_TOOLS:
         return None
     return UNSUPPORTED.get(name) or UNSUPPORTED.get(name.split(".", 1)[0] + ".*")
-
-
-def error_result(name: str, error: DeviceError) -> ToolResult:
-    """A device-side failure as a typed tool error: exit codes, timeouts and refusals apart."""
-    if isinstance(error, CommandFailed):
-        denied = "SecurityException" in error.output or "Permission Denial" in error.output
-        return _error(name, "permission_denied" if denied else "command_failed", str(error))
-    if isinstance(error, CallTimedOut):
-        return _error(name, "timeout", str(error))
-    return _error(name, "transient", str(error))
 
 
 def _error(name: str, code: str, message: str) -> ToolResult:

@@ -34,6 +34,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from devices.harness.harness import Harness
+from devices.harness.policy import ClaimPolicy
+from devices.harness.sealed import SealedPolicy
 from devices.harness.spec import HarnessSpec
 from devices.protocol import DeviceError, DeviceLost, TaskInstance, too_many_faults
 from schemas.actions import Action, Answer, Click, Finish, OpenApp, ToolCall
@@ -579,17 +581,18 @@ def run_device_episode(phone: Any, task: TaskInstance, policy: Any,
 
 def device_policy(name: str) -> Any:
     """The policy `name` on a real phone: oracle and noop (the subset's own), claim, or
-    MODULE:CLASS of any class implementing devices.suite.policies.Policy. The random agent is
-    refused: it would write at random on somebody's phone. Raises ValueError (a
-    devices.suite.policies.PolicyLoadError for a bad MODULE:CLASS) naming the choices."""
+    MODULE:CLASS of any class implementing devices.harness.policy.Policy (sealed off in a
+    process of its own). The random agent is refused: it would write at random on somebody's
+    phone. Raises ValueError (a devices.harness.policy.PolicyLoadError for a bad MODULE:CLASS)
+    naming the choices."""
     if name == "oracle":
         return DeviceOracle()
     if name == "noop":
         return NoopDevicePolicy()
-    if name == "claim" or ":" in name:
-        from devices.suite.policies import make_policy
-
-        return make_policy(name)
+    if name == "claim":
+        return ClaimPolicy()
+    if ":" in name:
+        return SealedPolicy(name)
     raise ValueError(f"policy {name!r} is not available on a device; use oracle, noop, claim or "
                      f"MODULE:CLASS")
 

@@ -9,33 +9,26 @@ Arguments are checked against the same JSON Schemas as on the sim phone before a
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
-from devices.adb.client import AdbCall
+from devices.adb.client import AdbCall, CallTimedOut, CommandFailed
 from devices.adb.provider import (
     parse_call_output,
     parse_query_output,
     table_uri,
     where_id,
 )
+from devices.kit.apps import SETTINGS_SPEC, check_value
+from devices.kit.errors import BadArguments, NotFound, ToolFailure
+from devices.kit.specs import CheckedTool, ToolSpec, tool_specs
 from devices.protocol import DeviceError, DeviceLost
-from devices.sim.state import APPS, SETTINGS_SPEC
-from devices.sim.tools import (
-    REGISTRY,
-    BadArguments,
-    NotFound,
-    RegisteredTool,
-    ToolFailure,
-    ToolSpec,
-)
 from schemas.observations import ToolError, ToolResult
 
-__all__ = ["TOOL_COMMANDS", "AdbTools", "alarm_intent", "catalogue", "timer_intent"]
+__all__ = ["TOOL_COMMANDS", "AdbTools", "alarm_intent", "catalogue", "error_result", "timer_intent"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,17 +40,10 @@ CALENDAR_DAYS = {"sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sa
 EXTRA = "android.intent.extra.alarm."
 
 
-def catalogue() -> dict[str, RegisteredTool]:
-    """The tool registry (the same specs the sim phone serves), with every app module loaded."""
-    for app in APPS:
-        name = f"devices.sim.apps.{app}"
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            logger.debug("no sim app module %s yet", name)
-    return REGISTRY
+def catalogue() -> dict[str, CheckedTool]:
+    """Every tool's spec and argument check (devices.kit.specs: the same specs the sim phone
+    serves)."""
+    return tool_specs()
 
 
 # -- shell helpers ---------------------------------------------------------------------------
@@ -92,11 +78,6 @@ def _setting_value(adb: AdbCall, key: str) -> Any:
     return setting.from_android(_run(adb, setting.read_command(), idempotent=True))
 
 
-def _check_setting(key: str, value: Any) -> Any:
-    from devices.sim.apps.settings import check_value
-    return check_value(key, value)
-
-
 def _settings_get(adb: AdbCall, args: dict[str, Any]) -> Any:
     return {"key": args["key"], "value": _setting_value(adb, args["key"])}
 
@@ -107,7 +88,7 @@ def _settings_list(adb: AdbCall, args: dict[str, Any]) -> Any:
 
 def _settings_set(adb: AdbCall, args: dict[str, Any]) -> Any:
     key = args["key"]
-    value = _check_setting(key, args["value"])
+    value = check_value(key, args["value"])
     previous = _setting_value(adb, key)
     for command in ANDROID_SETTINGS[key].write_commands(value):
         _run(adb, command, idempotent=True)
@@ -237,9 +218,17 @@ class AdbTools:
         except DeviceLost:
             raise
         except DeviceError as error:  # exit code, timeout or refusal: each its own code
-            from devices.adb.stock import error_result
-
             return error_result(name, error)
+
+
+def error_result(name: str, error: DeviceError) -> ToolResult:
+    """A device-side failure as a typed tool error: exit codes, timeouts and refusals apart."""
+    if isinstance(error, CommandFailed):
+        denied = "SecurityException" in error.output or "Permission Denial" in error.output
+        return _error(name, "permission_denied" if denied else "command_failed", str(error))
+    if isinstance(error, CallTimedOut):
+        return _error(name, "timeout", str(error))
+    return _error(name, "transient", str(error))
 
 
 def _error(name: str, code: str, message: str) -> ToolResult:

@@ -30,6 +30,6 @@ def __getattr__(name: str) -> object:
         from devices.harness import catalogue
         return getattr(catalogue, name)
     if name == "Policy":
-        from devices.suite.policies import Policy
+        from devices.harness.policy import Policy
         return Policy
     raise AttributeError(f"module 'devices.harness' has no attribute {name!r}")

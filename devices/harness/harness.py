@@ -19,8 +19,10 @@ from devices.harness.catalogue import Catalogue, build_catalogue
 from devices.harness.planner import PLANNER_ACTIONS, run_planner_action, tool_error
 from devices.harness.spec import SEEN_PREFIX, HarnessSpec
 from devices.harness.state import HarnessState
+from devices.kit.apps import DEFAULT_TASK
+from devices.kit.final_state import StateView
+from devices.kit.log import LogEntry, copy_json
 from devices.protocol import Device, TaskInstance
-from devices.sim.state import LogEntry, copy_json
 from schemas.actions import ToolCall
 from schemas.observations import Observation, ToolResult
 
@@ -84,10 +86,8 @@ class Harness:
         """The catalogue's tools by name (each with app, description and parameters)."""
         return {t.name: t for t in self._catalogue.tools}
 
-    def view(self) -> Any:
+    def view(self) -> StateView:
         """The final state so far, with the read API checkers use."""
-        from devices.suite.state_view import StateView
-
         return StateView.from_json(self.final_state())
 
     def catalogue(self) -> Catalogue:
@@ -139,7 +139,7 @@ class Harness:
         return observation
 
     def snapshot(self) -> HarnessSnapshot:
-        task = self.task or _placeholder_task()
+        task = self.task or DEFAULT_TASK
         return HarnessSnapshot(self.device.snapshot(), self.state.copy(), tuple(self.history),
                                task)
 
@@ -335,9 +335,3 @@ def device_state(device: Any) -> dict[str, Any]:
 def _not_in_catalogue(name: str) -> ToolResult:
     return tool_error(name, "unknown_tool",
                       f"Tool '{name}' is not in this task's catalogue; call one it lists.")
-
-
-def _placeholder_task() -> TaskInstance:
-    from devices.sim.phone import DEFAULT_TASK
-
-    return DEFAULT_TASK

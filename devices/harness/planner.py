@@ -17,8 +17,9 @@ from devices.harness.memory import rank
 from devices.harness.skills import prepare_arguments, render_arguments
 from devices.harness.spec import HarnessSpec
 from devices.harness.subagents import PLAN_SCHEMA
-from devices.sim.state import LogEntry
-from devices.sim.tools import BadArguments, compile_validator, tool_error, tool_ok
+from devices.kit.errors import BadArguments, tool_error, tool_ok
+from devices.kit.log import LogEntry
+from devices.kit.validators import compile_validator
 from schemas.observations import ToolError, ToolResult
 
 __all__ = ["DONT_KNOW", "PLANNER_ACTIONS", "CallTool", "PlannerState", "run_planner_action",

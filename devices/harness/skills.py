@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
-from devices.sim.tools import Checker, array, boolean, compile_validator, integer, obj, string
+from devices.kit.validators import Checker, array, boolean, compile_validator, integer, obj, string
 from schemas.envelope import Frozen
 
 __all__ = ["SKILLS", "Derived", "Skill", "SkillStep", "prepare_arguments", "render_arguments"]

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from devices.sim.state import LogEntry, copy_json
+from devices.kit.log import LogEntry, copy_json
 
 __all__ = ["HarnessState", "LogEntry"]
 

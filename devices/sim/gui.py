@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from devices.kit.apps import APP_LABELS, resolve_app
 from devices.sim.apps import APP_MODULES
 from devices.sim.apps.common import now_iso
 from devices.sim.screens import SCREEN_W, Builder, Node, Screen, element, hit_test
@@ -24,28 +25,12 @@ __all__ = ["APP_LABELS", "LAUNCHER", "Gui", "GuiError", "resolve_app"]
 logger = logging.getLogger(__name__)
 
 LAUNCHER = "com.flywheel.launcher"
-APP_LABELS = {name: getattr(mod, "LABEL", name.title()) for name, mod in APP_MODULES.items()}
-# Other words people use for the same app.
-_ALIASES = {"alarm": "clock", "alarms": "clock", "sms": "messages", "mail": "email",
-            "gmail": "email", "gallery": "files", "photos": "files", "shop": "shopping",
-            "store": "shopping", "phone book": "contacts", "people": "contacts",
-            "keep": "notes", "agenda": "calendar", "navigation": "maps"}
 _ICON_COLUMNS = 4  # a classic launcher grid
 _ICON_H = 300
 
 
 class GuiError(Exception):
     """A GUI action that cannot be carried out (bad index, nothing editable, blocked by a dialog)."""
-
-
-def resolve_app(name: str) -> str | None:
-    key = name.strip().lower()
-    if key in APP_MODULES:
-        return key
-    for app, label in APP_LABELS.items():
-        if label.lower() == key:
-            return app
-    return _ALIASES.get(key)
 
 
 def package_of(app: str) -> str:

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from devices.kit.apps import DEFAULT_TASK
 from devices.protocol import TaskInstance
 from devices.sim.apps import APP_MODULES
 from devices.sim.faults import (
@@ -27,9 +28,6 @@ __all__ = ["DEFAULT_TASK", "PhoneSnapshot", "SimPhone", "initial_state_of"]
 
 logger = logging.getLogger(__name__)
 
-# Used until the first reset(): the default world, the contract's default start clock.
-DEFAULT_TASK = TaskInstance(task_id="sim-default", template="default", family="tool", split="train",
-                            index=0, seed=0, goal="Explore the phone.")
 # Actions after which no fault is drawn: they touch neither an app nor a tool backend.
 _NO_FAULT = frozenset({"wait", "navigate_home"})
 _BASES: dict[int, SimSnapshot] = {}  # world seed → loaded default world (shared copy-on-write)

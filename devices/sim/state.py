@@ -4,15 +4,19 @@ Tables are dicts of immutable rows (a row is never changed in place; an update
 stores a new dict). A snapshot shares every table with the live state and the
 live state copies a table's id→row dict only on its first write after the
 snapshot (copy-on-write per table), so snapshot, restore and fork cost a few
-dict copies, never a deep copy of the world.
+dict copies, never a deep copy of the world. The apps, tables and settings, the log entry and
+the checkers' read API come from the shared kit (devices.kit) and stay importable from here.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from devices.kit.apps import APPS, SETTINGS_SPEC, TABLES
+from devices.kit.final_state import StateReads
+from devices.kit.log import LogEntry, LogKind, copy_json
 from devices.protocol import DeviceError
 
 __all__ = [
@@ -30,75 +34,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# app → table → id prefix. The prefixes make ids readable ("ct3" is a contact) and stable.
-TABLES: dict[str, dict[str, str]] = {
-    "contacts": {"contacts": "ct"},
-    "calendar": {"events": "ev"},
-    "messages": {"messages": "msg"},
-    "clock": {"alarms": "al", "timers": "tm"},
-    "notes": {"notes": "nt"},
-    "settings": {},
-    "email": {"emails": "em"},
-    "maps": {"places": "pl", "saved": "sv", "trips": "tr"},
-    "shopping": {"products": "pr", "cart": "ci", "orders": "or"},
-    "files": {"files": "f"},
-    "bank": {"accounts": "ac", "transactions": "tx", "payees": "py", "payments": "pm"},
-    "health": {"activities": "ha", "measurements": "hm", "medications": "md"},
-    "music": {"tracks": "tk", "playlists": "pls"},
-    "travel": {"flights": "fl", "hotels": "ho", "bookings": "bk"},
-    "recipes": {"recipes": "rc"},
-    "weather": {"cities": "wc"},
-    "reminders": {"reminders": "rm"},
-}
-APPS: tuple[str, ...] = tuple(TABLES)
-
-# setting key → (default, kind, low, high); kind "bool" or "int" with an inclusive range.
-SETTINGS_SPEC: dict[str, tuple[Any, str, int, int]] = {
-    "wifi": (True, "bool", 0, 1),
-    "bluetooth": (False, "bool", 0, 1),
-    "airplane_mode": (False, "bool", 0, 1),
-    "do_not_disturb": (False, "bool", 0, 1),
-    "dark_mode": (False, "bool", 0, 1),
-    "brightness": (60, "int", 0, 100),
-    "volume_ring": (5, "int", 0, 7),
-    "location": (True, "bool", 0, 1),
-    "battery_saver": (False, "bool", 0, 1),
-}
-
-LogKind = Literal[
-    "tool_call", "skill", "delegate", "memory_read", "memory_write", "ask_user", "answer", "gui",
-]
-
 
 class InitialStateError(DeviceError, ValueError):
     """A task's initial_state names an unknown app, table or setting, or holds a bad row."""
-
-
-def copy_json(value: Any) -> Any:
-    """A structural copy of a JSON value (dicts and lists copied, scalars shared)."""
-    if type(value) is dict:
-        return {k: copy_json(v) for k, v in value.items()}
-    if type(value) is list:
-        return [copy_json(v) for v in value]
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    """One thing the agent (or a sub-agent) did; checkers read these, never the agent's claim."""
-
-    step: int
-    kind: LogKind
-    name: str
-    arguments: dict[str, Any]
-    ok: bool
-    agent: str = "main"
-    parent: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "kind": self.kind, "name": self.name,
-                "arguments": copy_json(self.arguments), "ok": self.ok, "agent": self.agent,
-                "parent": self.parent}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,41 +57,6 @@ class SimSnapshot:
     done: bool
     max_steps: int
     ui: dict[str, Any] = field(default_factory=dict)
-
-
-class StateReads:
-    """The checker read API (rows, row, settings, memory, log), returning copies, over a class's
-    `_table(app, table)` id→row map and its `_settings`, `_memory` and `_log`; SimState and the
-    verifier's StateView share it."""
-
-    __slots__ = ()
-    _settings: dict[str, Any]
-    _memory: dict[str, Any]
-    _log: list[LogEntry]
-
-    def _table(self, app: str, table: str) -> dict[str, dict[str, Any]]:
-        raise NotImplementedError
-
-    def rows(self, app: str, table: str) -> list[dict[str, Any]]:
-        """Copies of every row of `app.table`, in insertion order."""
-        return [copy_json(r) for r in self._table(app, table).values()]
-
-    def row(self, app: str, table: str, row_id: str) -> dict[str, Any] | None:
-        """A copy of one row by id, or None."""
-        found = self._table(app, table).get(row_id)
-        return None if found is None else copy_json(found)
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        return dict(self._settings)
-
-    @property
-    def memory(self) -> dict[str, Any]:
-        return copy_json(self._memory)
-
-    @property
-    def log(self) -> list[LogEntry]:
-        return list(self._log)
 
 
 class SimState(StateReads):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from devices.suite.baselines import _overlap, _Scripted
+from devices.suite.scripted import _overlap, _Scripted
 from schemas.actions import Delegate, Finish, MemoryRead, MemoryWrite, ToolCall, UseSkill
 
 __all__ = ["LOOKUP_ATTACKERS", "LookupFirst", "MemoryKeyMatcher", "SkillMatcher", "SubagentMatcher"]

@@ -1,5 +1,5 @@
-"""The policy protocol (the agent boundary) and the reference policies: the oracle (scripted
-expert), a do-nothing agent, a claim-only agent and a seeded random agent.
+"""The reference policies: the oracle (scripted expert), a do-nothing agent, a claim-only agent
+and a seeded random agent; and the policy protocol (the agent boundary, devices.harness.policy).
 
 A policy sees what an agent on a phone sees: the goal text, the harness's catalogue and each
 observation. It never receives the TaskInstance, its params, the initial state or the device.
@@ -10,14 +10,14 @@ but reads every id and value it needs from observations.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import random
 import string
 from collections.abc import Iterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from devices.harness.catalogue import Catalogue
+from devices.harness.policy import ClaimPolicy, Policy, PolicyLoadError, load_policy
 from devices.protocol import TaskInstance
 from devices.suite.registry import get_template
 from schemas.actions import (
@@ -73,27 +73,6 @@ _RANDOM_KIND_WEIGHTS: dict[str, float] = {
     "wait": 0.2, "memory_read": 0.7, "memory_write": 0.7, "use_skill": 1.5, "delegate": 1,
     "ask_user": 0.3, "answer": 0.5,
 }
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """An agent the evaluator can run.
-
-    `begin(goal, catalogue)` starts an episode: the goal text and the harness's catalogue
-    (tools with descriptions and JSON-Schema arguments, skills, sub-agents, playbook notes).
-    `next_action(observation)` returns one `schemas.actions.Action` per step, given what the
-    last action led to (the first call gets the observation after reset).
-    """
-
-    name: str
-
-    def begin(self, goal: str, catalogue: Catalogue) -> None: ...
-
-    def next_action(self, observation: Observation) -> Any: ...
-
-
-class PolicyLoadError(ValueError):
-    """`--policy MODULE:CLASS` names something that cannot be imported or is not a policy."""
 
 
 class ScriptOracle:
@@ -157,22 +136,6 @@ class NoopPolicy:
 
     def next_action(self, observation: Observation) -> Any:
         return Finish()
-
-
-class ClaimPolicy:
-    """An agent that only claims success: it answers with the goal plus 'done', then finishes."""
-
-    name = "claim"
-
-    def begin(self, goal: str, catalogue: Catalogue) -> None:
-        self._claim = f"Done. {goal} I have completed this task successfully."
-        self._said = False
-
-    def next_action(self, observation: Observation) -> Any:
-        if not self._said:
-            self._said = True
-            return Answer(text=self._claim)
-        return Finish(answer=self._claim)
 
 
 class RandomPolicy:
@@ -310,38 +273,11 @@ class RandomPolicy:
         return self._word()
 
 
-def load_policy(spec: str) -> Policy:
-    """An instance of the class `MODULE:CLASS` (constructed without arguments), checked to
-    implement the Policy protocol."""
-    module_name, _, class_name = spec.partition(":")
-    if not module_name or not class_name:
-        raise PolicyLoadError(f"policy {spec!r} must be a built-in name or MODULE:CLASS")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise PolicyLoadError(f"cannot import module {module_name!r} for policy {spec!r} "
-                              f"({exc}); is it on PYTHONPATH?") from None
-    target: Any = module
-    for part in class_name.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise PolicyLoadError(f"module {module_name!r} has no {class_name!r}")
-    try:
-        policy = target() if isinstance(target, type) else target
-    except TypeError as exc:
-        raise PolicyLoadError(f"policy class {spec} must be constructible without arguments "
-                              f"({exc})") from None
-    if not isinstance(policy, Policy) or not isinstance(getattr(policy, "name", None), str):
-        raise PolicyLoadError(f"{spec} does not implement the policy protocol: it needs a str "
-                              "`name`, begin(goal, catalogue) and next_action(observation)")
-    return policy
-
-
 def make_policy(name: str, seed: int = 0) -> Policy:
     """The policy called `name` (oracle, random, noop, claim) or given as MODULE:CLASS; the
-    latter runs sealed off in a process of its own (devices.suite.sealed)."""
+    latter runs sealed off in a process of its own (devices.harness.sealed)."""
     if ":" in name:
-        from devices.suite.sealed import SealedPolicy
+        from devices.harness.sealed import SealedPolicy
 
         return SealedPolicy(name)
     if name == "oracle":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import DATE, matches, now_iso, out, outs, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -120,7 +121,7 @@ def list_payments(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Bank"
+LABEL = APP_LABELS["bank"]
 ROOT = "list"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import (
     DATE,
     DATETIME,
@@ -117,7 +118,7 @@ def find_free_slot(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Calendar"
+LABEL = APP_LABELS["calendar"]
 ROOT = "list"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import TIME, now_iso, out, outs, pick_changes, require
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
@@ -89,7 +90,7 @@ def cancel_timer(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Clock"
+LABEL = APP_LABELS["clock"]
 ROOT = "list"
 
 

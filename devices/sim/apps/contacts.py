@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, pick_changes, require
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, nonempty
 from devices.sim.state import SimState
@@ -102,7 +103,7 @@ def resolve_phone(state: SimState, args: dict[str, Any]) -> tuple[str, str]:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Contacts"
+LABEL = APP_LABELS["contacts"]
 ROOT = "list"
 
 

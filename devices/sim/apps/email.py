@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, now_iso, out, outs, require
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
@@ -102,7 +103,7 @@ def delete(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Email"
+LABEL = APP_LABELS["email"]
 ROOT = "list"
 
 

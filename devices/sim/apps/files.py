@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.contacts import find_contact
 from devices.sim.apps.messages import send_message
@@ -86,7 +87,7 @@ def share(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Files"
+LABEL = APP_LABELS["files"]
 ROOT = "list"
 
 

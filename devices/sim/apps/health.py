@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import DATE, TIME, out, outs, pick_changes, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -75,7 +76,7 @@ def update_medication(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Health"
+LABEL = APP_LABELS["health"]
 ROOT = "list"
 _ACT = record_screens(
     "health", "activities", "Activities", row_title=lambda r: f"{r['kind'].title()} {r['minutes']} min",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
@@ -104,7 +105,7 @@ def list_trips(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Maps"
+LABEL = APP_LABELS["maps"]
 ROOT = "list"
 
 

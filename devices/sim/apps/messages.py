@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, now_iso, out, outs, require
 from devices.sim.apps.contacts import PHONE, resolve_phone
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
@@ -69,7 +70,7 @@ def delete(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Messages"
+LABEL = APP_LABELS["messages"]
 ROOT = "list"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -76,7 +77,7 @@ def delete_playlist(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Music"
+LABEL = APP_LABELS["music"]
 ROOT = "list"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, pick_changes, require
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
 from devices.sim.state import SimState
@@ -82,7 +83,7 @@ def pin(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Notes"
+LABEL = APP_LABELS["notes"]
 ROOT = "list"
 
 

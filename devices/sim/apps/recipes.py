@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -51,7 +52,7 @@ def scale(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Recipes"
+LABEL = APP_LABELS["recipes"]
 ROOT = "list"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import DATETIME, matches, out, outs, pick_changes, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -68,7 +69,7 @@ def delete(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Reminders"
+LABEL = APP_LABELS["reminders"]
 ROOT = "list"
 SCREENS = record_screens(
     "reminders", "reminders", "Reminders", row_title=lambda r: r["title"],

@@ -4,34 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS, check_value
 from devices.sim.apps.ui import form_screen, list_screen
 from devices.sim.state import SETTINGS_SPEC, SimState
-from devices.sim.tools import BadArguments, any_value, string, tool
+from devices.sim.tools import any_value, string, tool
 
 __all__ = ["KEYS", "LABEL", "ROOT", "SCREENS", "check_value"]
 
 KEYS = list(SETTINGS_SPEC)
 _KEY = string("Setting name.", enum=KEYS)
-
-
-def check_value(key: str, value: Any) -> Any:
-    """The value converted to the setting's type, or BadArguments naming the expected range."""
-    _, kind, low, high = SETTINGS_SPEC[key]
-    if kind == "bool":
-        if type(value) is bool:
-            return value
-        if isinstance(value, str) and value.lower() in ("on", "off", "true", "false"):
-            return value.lower() in ("on", "true")
-        raise BadArguments(f"Argument 'value' for '{key}' must be true or false.")
-    if type(value) is bool or not isinstance(value, (int, float, str)):
-        raise BadArguments(f"Argument 'value' for '{key}' must be a whole number from {low} to {high}.")
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadArguments(f"Argument 'value' for '{key}' must be a whole number from {low} to {high}.") from None
-    if not low <= number <= high or number != float(value):
-        raise BadArguments(f"Argument 'value' for '{key}' must be a whole number from {low} to {high}.")
-    return number
 
 
 @tool("settings.get", "Read one setting.", "{'key', 'value'}.", {"key": _KEY})
@@ -66,7 +47,7 @@ def toggle(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Settings"
+LABEL = APP_LABELS["settings"]
 ROOT = "list"
 _TITLES = {"wifi": "Wi-Fi", "bluetooth": "Bluetooth", "airplane_mode": "Airplane mode",
            "do_not_disturb": "Do not disturb", "dark_mode": "Dark theme", "brightness": "Brightness",

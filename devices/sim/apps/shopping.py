@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
@@ -116,7 +117,7 @@ def cancel_order(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Shopping"
+LABEL = APP_LABELS["shopping"]
 ROOT = "list"
 
 

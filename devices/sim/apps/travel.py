@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import DATE, matches, out, outs, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -84,7 +85,7 @@ def cancel_booking(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Travel"
+LABEL = APP_LABELS["travel"]
 ROOT = "list"
 SCREENS = record_screens(
     "travel", "bookings", "My trips", row_title=lambda r: f"{r['kind'].title()} {r['ref_id']}",

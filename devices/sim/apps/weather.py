@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from devices.kit.apps import APP_LABELS
 from devices.sim.apps.common import DATE, now_iso, out, outs
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
@@ -64,7 +65,7 @@ def remove_city(state: SimState, args: dict[str, Any]) -> Any:
 
 # ---- screens -------------------------------------------------------------------------------
 
-LABEL = "Weather"
+LABEL = APP_LABELS["weather"]
 ROOT = "list"
 SCREENS = record_screens(
     "weather", "cities", "Weather", row_title=lambda r: r["name"],
