@@ -27,6 +27,7 @@ TEMPLATE_MODULES = (
     "devices.suite.templates.tool_more",
     "devices.suite.templates.tool_deep",
     "devices.suite.templates.tool_chains",
+    "devices.suite.templates.tool_chains_more",
     "devices.suite.templates.tool_errands",
     "devices.suite.templates.family_errands",
     "devices.suite.templates.memory",

@@ -171,7 +171,7 @@ class MeetingAddressesToAttendees(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         date = w.some_weekday()
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         lead = w.pick([15, 20, 30, 45])
         titles = w.draw(MEETINGS, n + 1)
         venues = w.draw(VENUES, n + 1)
@@ -221,7 +221,7 @@ class LateForTodaysMeetings(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(5, 7)
+        n = 7
         delay = w.pick([10, 15, 25, 40])
         titles = w.draw(MEETINGS, n + 2)
         venues = w.draw(VENUES, 3)
@@ -388,7 +388,7 @@ class FlightPackingReminders(_Chain):
         _clear(w)
         relation = w.pick(_FAMILY)
         target, _ = _person(w, relation=relation)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 6)
         cities = w.draw(CITIES, min(n, 4))
         flights = _flights(w, n, cities)
         rainy = {c: set() for c in cities}
@@ -442,7 +442,7 @@ class HotelsForUpcomingFlights(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 7)
         cap, nights = w.pick([120, 150, 180]), w.pick([2, 3, 4])
         cities = w.draw(CITIES, min(n, 4))
         best = {}
@@ -489,7 +489,7 @@ class ListNoteToRelation(_Chain):
         _clear(w)
         topic = w.draw(TOPICS3)
         relation = w.pick(_FAMILY)
-        n = w.rng.randint(5, 8)
+        n = w.rng.randint(7, 9)
         items = w.draw(GROCERIES, n + 2)
         used: set[str] = set()
         target, namesake = _person(w, relation=relation, address=_address(w, used))
@@ -531,7 +531,7 @@ class CookPlanToCart(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(3, 4)
+        n = 4
         dishes = w.draw(MEALS, 4)
         items = w.draw(GROCERIES, 3 * n + 1)
         picks = []
@@ -582,7 +582,7 @@ class PayBackLenders(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         accounts = _accounts(w, 2)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 7)
         debts, amounts = [], []
         for k in range(n + 2):
             person, namesake = _person(w)
@@ -639,7 +639,7 @@ class EventForecastNotes(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         date = w.some_weekday()
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 8)
         cities = w.draw(CITIES, 4)
         highs = dict(zip(cities, w.rng.sample(range(13, 31), len(cities)), strict=True))
         titles, venues = w.draw(MEETINGS, n), w.draw(VENUES, n)
@@ -684,7 +684,7 @@ class FamilyForecastTexts(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 7)
         relations = w.pick(_FAMILY, n)
         cities = w.draw(CITIES, 5)
         tomorrow = w.day(1)
@@ -730,7 +730,7 @@ class ConferenceTravel(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(3, 5)
+        n = 5
         origin, *cities = w.draw(CITIES, 5)
         cap = w.pick([110, 140, 170])
         starts = sorted(w.rng.sample(range(3, 28), n))
@@ -795,7 +795,7 @@ class DeclineEmailsUpdateEvents(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(6, 7)
         titles = w.draw(MEETINGS, n + 1)
         updates, replies = [], []
         for k, title in enumerate(titles):
@@ -847,7 +847,7 @@ class MeetingRequestsFromTexts(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 7)
         hours = w.rng.sample(range(9, 18), n)
         events, texts = [], []
         for k in range(n):
@@ -899,7 +899,7 @@ class PartyGuestsFromNote(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         topic, title = w.draw(TOPICS3), w.draw(MEETINGS)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(7, 9)
         used: set[str] = set()
         venue = w.draw(VENUES)
         place = _venue(w, venue, used)
