@@ -45,7 +45,7 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
     templates from each family (every instance of a chosen template), so a slice still covers
     every family, and the slice of K is part of the slice of K+1; then at most `limit` tasks, taken
     instance by instance (each template's first, then each one's second), so a limit covers templates."""
-    from devices.suite.instances import generate_split, of_tiers
+    from devices.suite.instances import first_instances, generate_split, of_tiers
 
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, max_steps)})
              for t in of_tiers(generate_split(split, n, seed), tiers)]
@@ -61,9 +61,7 @@ def _tasks(split: str, n: int, seed: int, max_steps: int, limit: int | None,
             rng.shuffle(names)
             chosen.update(names[:per_family])
         tasks = [t for t in tasks if t.template in chosen]
-    if limit:  # a stable sort on the instance index: every template's first instance before any second one
-        tasks = sorted(tasks, key=lambda task: task.index)
-    return tasks[:limit] if limit else tasks
+    return first_instances(tasks, limit)
 
 
 def _tiers(args: argparse.Namespace) -> list[str] | None:

@@ -39,6 +39,7 @@ from schemas.training import (
 from trainer.evaluate import EvalSummary
 
 __all__ = [
+    "LEARNING_DEFAULTS",
     "PRETRAINED_DEFAULTS",
     "GenerationSummary",
     "LoopConfig",
@@ -63,7 +64,7 @@ class LoopConfig:
     """The default fits a fresh 2-core machine in minutes on the tiny model; flags scale it up."""
 
     generations: int = field(default=2, metadata={"help": "Generations: SFT first, GRPO+CARE after."})
-    sft_steps: int = field(default=20, metadata={"help": "SFT optimiser steps."})
+    sft_steps: int = field(default=20, metadata={"help": "SFT optimiser steps (0: sft_epochs passes over the snapshot)."})
     sft_lr: float = field(default=3e-3, metadata={"help": "SFT learning rate."})
     rl_steps: int = field(default=2, metadata={"help": "GRPO steps per later generation."})
     num_generations: int = field(default=4, metadata={"help": "G, rollouts per GRPO group."})
@@ -86,6 +87,17 @@ class LoopConfig:
                                                                 "on a CPU)."})
     eval_dtype: str = field(default="auto", metadata={"help": "Weights for evaluation: auto (bf16 on a GPU, fp32 on "
                                                               "a CPU), float32 or bfloat16."})
+    sft_epochs: float = field(default=1.0, metadata={"help": "Passes over the snapshot when sft_steps is 0."})
+    sft_precision: str = field(default="auto", metadata={
+        "help": "SFT arithmetic: auto (bf16 mixed precision where the device multiplies bf16 natively), bf16 or fp32."})
+    tiers: str = field(default="", metadata={
+        "help": "Comma list of tiers (easy, medium, hard) that evaluation and GRPO draw from (empty: every tier)."})
+    eval_splits: str = field(default="dev", metadata={
+        "help": "Splits every evaluation scores, comma list: dev (new values) and test (held-out templates)."})
+    eval_limit: int = field(default=0, metadata={
+        "help": "At most this many tasks per split, every template's first instance before any second (0: all)."})
+    eval_base: bool = field(default=False, metadata={
+        "help": "Score the base model first (generation 0) on the same tasks, so the run shows base vs trained."})
     sft_batch_size: int = field(default=4, metadata={"help": "SFT examples per step."})
     sft_max_length: int = field(default=4096, metadata={
         "help": "Tokens per SFT example: a longer row loses its oldest steps (the tiny model's tokenizer "
@@ -96,6 +108,24 @@ class LoopConfig:
     def __post_init__(self) -> None:
         if self.eval_dtype not in EVAL_DTYPES:
             raise ValueError(f"eval_dtype must be one of {', '.join(EVAL_DTYPES)}, not {self.eval_dtype!r}")
+        if self.sft_precision not in SFT_PRECISIONS:
+            raise ValueError(f"sft_precision must be one of {', '.join(SFT_PRECISIONS)}, not {self.sft_precision!r}")
+        from devices.suite.template import TIERS
+
+        if bad := [t for t in self.tier_list if t not in TIERS]:
+            raise ValueError(f"tiers must name tiers among {', '.join(TIERS)}, not {', '.join(bad)}")
+        if bad := [s for s in self.split_list if s not in ("dev", "test")]:
+            raise ValueError(f"eval_splits must be dev and/or test, not {', '.join(bad)}")
+        if not self.split_list:
+            raise ValueError("eval_splits must name at least one split (dev, test)")
+
+    @property
+    def tier_list(self) -> list[str]:
+        return [t.strip() for t in self.tiers.split(",") if t.strip()]
+
+    @property
+    def split_list(self) -> list[str]:
+        return [s.strip() for s in self.eval_splits.split(",") if s.strip()]
 
     @property
     def policy_dtype(self) -> str | None:
@@ -104,6 +134,7 @@ class LoopConfig:
 
 
 EVAL_DTYPES = ("auto", "float32", "bfloat16")
+SFT_PRECISIONS = ("auto", "bf16", "fp32")
 
 
 #: What differs for a pretrained base model (SmolLM2 and any local directory): the tiny model's
@@ -115,17 +146,34 @@ PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_compl
                                        "rl_gradient_checkpointing": True, "sft_max_length": 3072}
 
 
+#: `flywheel run`'s default (not `--quick`): SmolLM2-135M trained on the easy tier and scored as the
+#: base model and after SFT on the same 40 dev and 40 test episodes (every easy template's first
+#: instance, then second ones), with 95% intervals. The SFT recipe is the one measured in
+#: bench/results/smollm2-cpu-easy-n6 (one pass over the snapshot, lr 2e-4, one packed episode per
+#: step, bf16 where the CPU multiplies it natively, loss on the answers only); evaluation in bf16,
+#: one episode at a time (each reuses its prompt cache: the fastest on a CPU), up to 6 steps.
+LEARNING_DEFAULTS: dict[str, Any] = {
+    "tiers": "easy", "eval_splits": "dev,test", "eval_n": 2, "eval_limit": 40, "eval_templates": 0,
+    "eval_max_steps": 6, "eval_batch_size": 1, "eval_dtype": "bfloat16", "eval_base": True,
+    "sft_steps": 0, "sft_epochs": 1.0, "sft_lr": 2e-4, "sft_batch_size": 1, "sft_max_length": 3072,
+    "max_completion_length": 96, "next_action_tasks": 20, "general": False}
+
+
 # The smallest value each count may take (a GRPO group needs two rollouts to compare).
-_LEAST = {"sft_steps": 1, "rl_steps": 1, "num_generations": 2, "max_completion_length": 1, "max_tool_calls": 1,
+_LEAST = {"sft_steps": 0, "sft_epochs": 0.01, "rl_steps": 1, "num_generations": 2, "max_completion_length": 1, "max_tool_calls": 1,
           "eval_n": 1, "eval_max_steps": 1, "eval_batch_size": 1, "sft_batch_size": 1, "sft_max_length": 64}
 
 
-def loop_config(base_model: str, overrides: Sequence[str] = (), **fixed: Any) -> LoopConfig:
+def loop_config(base_model: str, overrides: Sequence[str] = (), *, learning: bool = False,
+                **fixed: Any) -> LoopConfig:
     """The LoopConfig for `base_model` ("tiny" keeps the class defaults, any other model gets
-    PRETRAINED_DEFAULTS), then `fixed`, then `overrides` given as "field=value" strings
-    (`flywheel run --train sft_steps=200`). Raises ValueError naming the field on a bad one."""
+    PRETRAINED_DEFAULTS, and with `learning` LEARNING_DEFAULTS on top), then `fixed`, then
+    `overrides` given as "field=value" strings (`flywheel run --train sft_steps=200`). Raises
+    ValueError naming the field on a bad one."""
     known = {f.name: f for f in fields(LoopConfig)}
     values: dict[str, Any] = {} if base_model == "tiny" else dict(PRETRAINED_DEFAULTS)
+    if learning:
+        values.update(LEARNING_DEFAULTS)
     values.update(fixed)
     for item in overrides:
         name, sep, raw = item.partition("=")
@@ -169,6 +217,8 @@ class GenerationSummary:
     weak_templates: list[str]
     #: teacher-forced exact next action on the first `next_action_tasks` dev tasks (None: not measured)
     next_action: dict[str, Any] | None = None
+    #: the same checkpoint on the held-out test templates, when `eval_splits` names test beside dev
+    held_out: EvalSummary | None = None
 
 
 def _blob(path: Path) -> BlobRef:
@@ -267,13 +317,17 @@ def publisher(producer: Any, sent: list[Any] | None = None) -> Callable[[Event],
     return send
 
 
-def _eval_tasks(config: LoopConfig) -> list[Any]:
-    from devices.suite.instances import generate_split
+def _eval_tasks(config: LoopConfig, split: str = "dev") -> list[Any]:
+    """The split's evaluation tasks: `eval_n` instances of every template of `tiers` (the first
+    `eval_templates` templates by name when set), at most `eval_limit` taken instance by instance,
+    each capped at `eval_max_steps`."""
+    from devices.suite.instances import first_instances, generate_split, of_tiers
 
-    tasks = generate_split("dev", config.eval_n, config.seed)
+    tasks = of_tiers(generate_split(split, config.eval_n, config.seed), config.tier_list)  # type: ignore[arg-type]
     if config.eval_templates:
         keep = sorted({t.template for t in tasks})[:config.eval_templates]
         tasks = [t for t in tasks if t.template in keep]
+    tasks = first_instances(tasks, config.eval_limit)
     return [t.model_copy(update={"max_steps": min(t.max_steps, config.eval_max_steps)}) for t in tasks]
 
 
@@ -290,9 +344,9 @@ def _rl_tasks(config: LoopConfig, weights: dict[str, float], generation: int, co
               learnable: Sequence[str] = ()) -> list[Any]:
     """Train-split tasks for GRPO, drawn with the feedback's template weights; from the
     `learnable` templates only (the last evaluation's 0 < success < 1) when there are any."""
-    from devices.suite.instances import generate_split
+    from devices.suite.instances import generate_split, of_tiers
 
-    pool = generate_split("train", 1, config.seed + generation)
+    pool = of_tiers(generate_split("train", 1, config.seed + generation), config.tier_list)  # type: ignore[arg-type]
     narrowed = [t for t in pool if t.template in set(learnable)]
     if narrowed:
         pool = narrowed
@@ -336,7 +390,47 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
     model = Path(base_model)
     weights: dict[str, float] = {}
     summaries: list[GenerationSummary] = []
-    eval_tasks = _eval_tasks(config)
+    splits = config.split_list
+    tasks_of = {split: _eval_tasks(config, split) for split in splits}
+    eval_tasks = tasks_of[splits[0]]
+
+    def evaluate(policy: Any, subject_id: str, causation_id: str | None, spec: Any) -> dict[str, EvalSummary]:
+        """Every split's evaluation of `policy`, each published as eval.reported (the first split's
+        with the general-capability figures)."""
+        found: dict[str, EvalSummary] = {}
+        for split in splits:
+            found[split] = evaluate_policy(policy, tasks_of[split], split=split, console=console, spec=spec,
+                                           batch_size=config.eval_batch_size, stop=stop)
+            evaluated = eval_event(found[split], subject_id, run_id=run_id, causation_id=causation_id)
+            if config.general and split == splits[0]:
+                from trainer.general import general_capability
+
+                general = general_capability(policy.model, policy.tokenizer)
+                evaluated = evaluated.model_copy(update={"general_perplexity": general.perplexity,
+                                                         "general_tool_use": general.tool_use})
+            emit(evaluated)
+        return found
+
+    def next_action_of(policy: Any, spec: Any) -> dict[str, Any] | None:
+        if not config.next_action_tasks:
+            return None
+        from trainer.next_action import next_action_accuracy
+
+        return next_action_accuracy(policy, eval_tasks[:config.next_action_tasks], spec=spec).to_json_dict()
+
+    if config.eval_base:  # generation 0: the base model on the same tasks, the reference for every later one
+        started = time.monotonic()
+        spec = harness() if harness is not None else None
+        check_stop(stop, "before scoring the base model")
+        console.print(f"[bold]generation 0[/bold]: the base model {model.name}, untrained, on {', '.join(splits)}")
+        policy = load_policy(model, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
+        found = evaluate(policy, f"base:{model.name}", None, spec)
+        summaries.append(GenerationSummary(generation=0, stage="base", checkpoint_dir=model,
+                                           checkpoint_id=f"base:{model.name}", seconds=time.monotonic() - started,
+                                           train_metrics={}, evaluation=found[splits[0]], weak_templates=[],
+                                           next_action=next_action_of(policy, spec),
+                                           held_out=found.get("test") if splits[0] != "test" else None))
+        del policy
     for generation in range(1, config.generations + 1):
         started = time.monotonic()
         target = out / f"gen{generation}"
@@ -348,13 +442,14 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         elif generation == 1:
             console.print(f"[bold]generation 1[/bold]: SFT of {model.name} on {Path(snapshot_dir).name}")
             result = run_sft(model, snapshot_dir, target, SftConfig(
-                max_steps=config.sft_steps, learning_rate=config.sft_lr, batch_size=config.sft_batch_size,
-                max_length=config.sft_max_length, seed=config.seed), run_id=run_id, stop=stop)
+                max_steps=config.sft_steps or -1, epochs=config.sft_epochs, learning_rate=config.sft_lr,
+                batch_size=config.sft_batch_size, max_length=config.sft_max_length, seed=config.seed,
+                precision=config.sft_precision), run_id=run_id, stop=stop)
             stage, metrics, groups = "sft", result.metrics, []
             losses = result.template_losses
         else:
             console.print(f"[bold]generation {generation}[/bold]: GRPO+CARE from {model.name}")
-            learnable = learnable_templates(summaries[-1].evaluation) if summaries else []
+            learnable = learnable_templates(summaries[-1].evaluation) if summaries and splits[0] == "dev" else []
             tasks = _rl_tasks(config, weights, generation, config.rl_steps, learnable)
             rl = run_grpo(model, tasks, target, RlConfig(
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
@@ -371,21 +466,10 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         for event in group_events(groups, run_id=run_id, causation_id=saved.event_id):
             emit(event)
         policy = load_policy(target, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
-        summary = evaluate_policy(policy, eval_tasks, split="dev", console=console, spec=spec,
-                                  batch_size=config.eval_batch_size, stop=stop)
-        evaluated = eval_event(summary, meta["checkpoint_id"], run_id=run_id, causation_id=saved.event_id)
-        if config.general:
-            from trainer.general import general_capability
-
-            general = general_capability(policy.model, policy.tokenizer)
-            evaluated = evaluated.model_copy(update={"general_perplexity": general.perplexity,
-                                                     "general_tool_use": general.tool_use})
-        emit(evaluated)
-        next_action = None
-        if config.next_action_tasks:
-            from trainer.next_action import next_action_accuracy
-
-            next_action = next_action_accuracy(policy, eval_tasks[:config.next_action_tasks], spec=spec).to_json_dict()
+        found = evaluate(policy, meta["checkpoint_id"], saved.event_id, spec)
+        summary = found[splits[0]]
+        next_action = next_action_of(policy, spec)
+        # Feedback steers the next generation's data: from the first split (dev), never from held-out test.
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
         weights = feedback.template_weights
@@ -393,7 +477,8 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                                            checkpoint_id=meta["checkpoint_id"],
                                            seconds=time.monotonic() - started, train_metrics=metrics,
                                            evaluation=summary, weak_templates=feedback.weak_templates,
-                                           next_action=next_action))
+                                           next_action=next_action,
+                                           held_out=found.get("test") if splits[0] != "test" else None))
         if on_generation is not None:
             on_generation(summaries[-1])
         model = target
@@ -412,34 +497,47 @@ def _reused(target: Path) -> tuple[str, dict[str, float], list[Any], dict[str, f
             dict(meta.get("template_losses") or {}))
 
 
+def _scored(e: EvalSummary | None) -> str:
+    return f"{e.overall:.3f} [{e.overall_ci[0]:.3f}, {e.overall_ci[1]:.3f}]" if e is not None else "—"
+
+
 def summary_table(summaries: Sequence[GenerationSummary]) -> Table:
-    table = Table("gen", "stage", "checkpoint", "dev overall [95% CI]", "success", "next action", "valid",
-                  "out tok", "tool calls", "s", title="training generations")
+    held_out = any(s.held_out is not None for s in summaries)
+    first = summaries[0].evaluation.split if summaries else "dev"
+    columns = ["gen", "stage", "checkpoint", f"{first} overall [95% CI]", "success"]
+    columns += ["test overall [95% CI]", "test success"] if held_out else []
+    table = Table(*columns, "next action", "valid", "out tok", "tool calls", "s", title="training generations")
     for s in summaries:
         e = s.evaluation
         guessed = f"{s.next_action['correct']}/{s.next_action['steps']}" if s.next_action else "—"
-        table.add_row(str(s.generation), s.stage, s.checkpoint_id,
-                      f"{e.overall:.3f} [{e.overall_ci[0]:.3f}, {e.overall_ci[1]:.3f}]", f"{e.success:.2f}",
+        test = [_scored(s.held_out), f"{s.held_out.success:.2f}" if s.held_out else "—"] if held_out else []
+        table.add_row(str(s.generation), s.stage, s.checkpoint_id, _scored(e), f"{e.success:.2f}", *test,
                       guessed, f"{e.validity:.2f}", f"{e.mean_output_tokens:.1f}", f"{e.mean_tool_calls:.2f}",
                       f"{s.seconds:.0f}")
     return table
 
 
 def plot_generations(summaries: Sequence[GenerationSummary], path: str | Path) -> Path:
-    """Dev overall score (with its interval) and validity per generation, as a PNG."""
+    """Overall score with its 95% interval per generation (generation 0: the base model) on the
+    first split and, where scored, the held-out test split; validity beside them; as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     gens = [s.generation for s in summaries]
-    overall = [s.evaluation.overall for s in summaries]
-    low = [s.evaluation.overall - s.evaluation.overall_ci[0] for s in summaries]
-    high = [s.evaluation.overall_ci[1] - s.evaluation.overall for s in summaries]
-    fig, ax = plt.subplots(figsize=(5, 3))
-    ax.errorbar(gens, overall, yerr=[low, high], marker="o", label="dev overall (95% CI)")
-    ax.plot(gens, [s.evaluation.validity for s in summaries], marker="s", label="valid answers")
-    ax.set_xlabel("generation")
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    series = [(summaries[0].evaluation.split if summaries else "dev", [s.evaluation for s in summaries], "o")]
+    if any(s.held_out is not None for s in summaries):
+        series.append(("test (held-out templates)", [s.held_out for s in summaries], "^"))
+    for label, evals, marker in series:
+        points = [(g, e) for g, e in zip(gens, evals, strict=True) if e is not None]
+        ax.errorbar([g for g, _ in points], [e.overall for _, e in points],
+                    yerr=[[e.overall - e.overall_ci[0] for _, e in points],
+                          [e.overall_ci[1] - e.overall for _, e in points]],
+                    marker=marker, capsize=3, label=f"{label} overall (95% CI)")
+    ax.plot(gens, [s.evaluation.validity for s in summaries], marker="s", linestyle=":", label="valid answers")
+    ax.set_xlabel("generation (0: base model)" if gens and gens[0] == 0 else "generation")
     ax.set_ylim(0, 1)
     ax.set_xticks(gens)
     ax.legend(loc="best", fontsize=8)

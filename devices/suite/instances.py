@@ -7,7 +7,7 @@ from devices.suite.registry import get_template, templates_for
 from devices.suite.template import Template
 from schemas.tasks import Split
 
-__all__ = ["generate_split", "of_tiers"]
+__all__ = ["first_instances", "generate_split", "of_tiers"]
 
 
 def generate_split(split: Split, n_per_template: int, suite_seed: int,
@@ -22,3 +22,10 @@ def generate_split(split: Split, n_per_template: int, suite_seed: int,
 def of_tiers(tasks: list[TaskInstance], tiers: list[str] | None) -> list[TaskInstance]:
     """The tasks whose template is of one of `tiers` (all of them when `tiers` is empty)."""
     return [t for t in tasks if not tiers or get_template(t.template).tier in tiers]
+
+
+def first_instances(tasks: list[TaskInstance], limit: int | None) -> list[TaskInstance]:
+    """At most `limit` tasks taken instance by instance (every template's first instance before
+    any second one: a stable sort on the index), so a limit still covers the templates; all of
+    them without a limit."""
+    return sorted(tasks, key=lambda task: task.index)[:limit] if limit else list(tasks)

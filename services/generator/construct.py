@@ -74,9 +74,10 @@ def tier_of(template: Template, suite_seed: int = 0) -> Tier:
 
 
 @cache
-def build_catalogue(suite_seed: int = 0) -> Catalogue:
-    """Every template that serves the train split, with its tier (computed once)."""
-    templates = tuple(templates_for("train"))
+def build_catalogue(suite_seed: int = 0, tiers: tuple[str, ...] = ()) -> Catalogue:
+    """Every template that serves the train split (of `tiers` only, when given), with its tier
+    (computed once)."""
+    templates = tuple(t for t in templates_for("train") if not tiers or t.tier in tiers)
     return Catalogue(templates, {t.name: tier_of(t, suite_seed) for t in templates})
 
 

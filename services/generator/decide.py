@@ -162,7 +162,7 @@ def decide_counting(state: GeneratorState, event: Event | Tick, world: World,
     if isinstance(event, TrainingFeedbackIssued):
         out.extend(_shift(state, event, shift_for_feedback(state.weights, event, world.config),
                           world.config.generator_id))
-    elif isinstance(event, EvalReported):
+    elif isinstance(event, EvalReported) and event.split != "test":  # held-out scores never steer the data
         out.extend(_shift(state, event, shift_for_eval(state.weights, event, world.config),
                           world.config.generator_id))
     for shifted in out:

@@ -10,7 +10,7 @@ from schemas.topics import TOPICS, Topic
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
-from services.generator.construct import build_catalogue
+from services.generator.construct import COMPOSED_TIER, build_catalogue
 from services.generator.decide import (
     GeneratorConfig,
     Tick,
@@ -38,9 +38,11 @@ class GeneratorService:
         config = GeneratorConfig(generator_id=settings.generator_id,
                                  suite_seed=settings.suite_seed,
                                  queue_depth=settings.queue_depth, max_tasks=settings.max_tasks,
-                                 compose_every=settings.compose_every,
+                                 # a composed task is of COMPOSED_TIER: none outside a tier filter
+                                 compose_every=settings.compose_every
+                                 if not settings.tiers or COMPOSED_TIER in settings.tiers else 0,
                                  rephrase_every=settings.rephrase_every)
-        catalogue = build_catalogue(settings.suite_seed)
+        catalogue = build_catalogue(settings.suite_seed, settings.tiers)
         rephraser = None
         if settings.rephrase_model is not None:
             from services.generator.rephrase_lm import LMRephraser

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field
-from pydantic_settings import BaseSettings
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode
 
+from devices.suite.template import Tier
 from schemas.settings import load_settings, settings_config
 
 __all__ = ["GeneratorSettings", "load_generator_settings"]
@@ -32,6 +34,14 @@ class GeneratorSettings(BaseSettings):
                                         "directory that rephrases goals (unset: rule-based).")
     generator_id: str = Field(default="generator", min_length=1,
                               description="Names this generator in mix.shifted events.")
+    tiers: Annotated[tuple[Tier, ...], NoDecode] = Field(default=(), description="Draw only templates of these tiers "
+                                    "(comma list, e.g. easy; empty: every tier). Composition makes a "
+                                    "harder task, so a tier filter without hard composes nothing.")
+
+    @field_validator("tiers", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        return tuple(part.strip() for part in value.split(",") if part.strip()) if isinstance(value, str) else value
 
 
 def load_generator_settings(**overrides: object) -> GeneratorSettings:

@@ -148,3 +148,57 @@ def test_grpo_draws_from_templates_the_model_sometimes_solves() -> None:
     assert {t.template for t in tasks} == {"star_relation"} and all(t.split == "train" for t in tasks)
     anything = _rl_tasks(LoopConfig(), {}, 2, 6, [])  # nothing learnable: every train template may be drawn
     assert len(anything) == 6
+
+
+def test_a_learning_run_scores_the_base_model_then_each_generation_on_dev_and_test(
+        tiny_model: Path, oracle_snapshot: Path, tmp_path: Path) -> None:
+    """eval_base adds generation 0 (the base model, no checkpoint of its own); eval_splits scores
+    every checkpoint on dev and on the held-out test templates, each published; only dev steers."""
+    from dataclasses import replace
+
+    from devices.suite.registry import get_template
+
+    config = replace(SMALL, generations=1, eval_base=True, eval_splits="dev,test", tiers="easy", eval_templates=0,
+                     eval_limit=3, next_action_tasks=0, general=False)
+    events = []
+    summaries = run_generations(tiny_model, oracle_snapshot, tmp_path, config, run_id="run-l", on_event=events.append)
+    assert [(s.generation, s.stage) for s in summaries] == [(0, "base"), (1, "sft")]
+    assert summaries[0].checkpoint_id == f"base:{tiny_model.name}"
+    for s in summaries:
+        assert (s.evaluation.split, s.held_out.split) == ("dev", "test")
+        assert s.evaluation.episodes == s.held_out.episodes == 3  # eval_limit, instance by instance
+        assert {get_template(r.template).tier for r in s.evaluation.records + s.held_out.records} == {"easy"}
+    assert len({r.template for r in summaries[0].evaluation.records}) == 3  # a limit covers templates first
+    reports = [e for e in events if e.type == "eval.reported"]
+    assert [(e.subject_id, e.split) for e in reports] == [
+        (f"base:{tiny_model.name}", "dev"), (f"base:{tiny_model.name}", "test"),
+        (summaries[1].checkpoint_id, "dev"), (summaries[1].checkpoint_id, "test")]
+    feedback = [e for e in events if e.type == "training.feedback_issued"]
+    assert len(feedback) == 1  # the trained generation's, from dev; the base model trains nothing
+    assert set(feedback[0].template_weights) <= {r.template for r in summaries[1].evaluation.records}
+    from trainer.loop import plot_generations, summary_table
+
+    assert plot_generations(summaries, tmp_path / "g.png").stat().st_size > 0
+    assert "test overall [95% CI]" in [c.header for c in summary_table(summaries).columns]
+
+
+def test_learning_config_names_a_bad_tier_or_split() -> None:
+    import pytest
+
+    from trainer.loop import LEARNING_DEFAULTS, loop_config
+
+    config = loop_config("smollm2", learning=True)
+    assert (config.tiers, config.split_list, config.eval_base, config.sft_steps) == ("easy", ["dev", "test"], True, 0)
+    assert all(getattr(config, key) == value for key, value in LEARNING_DEFAULTS.items())
+    with pytest.raises(ValueError, match="tiers must name tiers"):
+        loop_config("smollm2", ["tiers=eazy"], learning=True)
+    with pytest.raises(ValueError, match="eval_splits must be dev and/or test"):
+        loop_config("smollm2", ["eval_splits=train"])
+
+
+def test_grpo_tasks_keep_to_the_configured_tiers() -> None:
+    from devices.suite.registry import get_template
+    from trainer.loop import _rl_tasks
+
+    tasks = _rl_tasks(LoopConfig(tiers="easy"), {}, 2, 12, [])
+    assert {get_template(t.template).tier for t in tasks} == {"easy"}

@@ -231,7 +231,7 @@ def test_an_unreadable_registry_is_one_sentence_and_the_model_still_trains(
                         rounds=HarnessRoundConfig(enabled=False))
     assert off.harness_rounds("run-x", tmp_path / "base", lambda e: None) is None
     off.started.set()
-    assert dict(off.summary_rows())["harness rounds"] == "off (--no-harness-rounds)"
+    assert dict(off.summary_rows())["harness rounds"] == "off (--harness-rounds turns them on; they are on by default with --quick)"
 
 
 def test_a_round_that_fails_half_way_leaves_no_half_row_in_the_table(tmp_path: Path) -> None:

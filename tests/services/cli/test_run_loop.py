@@ -36,7 +36,7 @@ def _run_env(data_dir: Path) -> dict[str, str]:
 def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> None:
     data_dir = tmp_path / "var"
     env = _run_env(data_dir)
-    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples",
+    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--quick", "--examples",
                              str(EXAMPLES), "--sim-devices", "0", "--generations", "0"], env=env, capture_output=True,
                             text=True, timeout=WAIT_S, check=False)
     output = result.stdout + result.stderr
@@ -81,7 +81,7 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     checkpoints exist, and their checkpoint/eval/feedback events are in the archive."""
     data_dir = tmp_path / "var"
     env = _run_env(data_dir)
-    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--examples", "40",
+    result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--quick", "--examples", "40",
                              "--sim-devices", "0", "--generations", "2", "--base-model", "tiny"],
                             env=env, capture_output=True, text=True, timeout=2 * WAIT_S,
                             check=False)

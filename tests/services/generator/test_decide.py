@@ -222,3 +222,31 @@ def test_dropped_candidates_are_counted_not_published(world: World) -> None:
         from services.dataflow.tasks import instance_of
         assert verify(Candidate(instance_of(event), event.tier, event.origin, ()),
                       world.phone) is None
+
+
+def test_a_tier_filter_draws_only_that_tier_and_composes_nothing() -> None:
+    """FLYWHEEL_GENERATOR_TIERS=easy (flywheel run's default learning run): every proposed task is
+    an easy template's, and none is composed (a composition is of the hard tier)."""
+    from devices.suite.registry import get_template
+    from services.generator.service import GeneratorService
+    from services.generator.settings import GeneratorSettings
+
+    service = GeneratorService(GeneratorSettings(tiers=("easy",), queue_depth=40, compose_every=2))
+    assert service.world.config.compose_every == 0
+    out = decide(service.state, Tick("t0"), service.world)
+    assert len(out) == 40 and {get_template(e.template).tier for e in out} == {"easy"}
+    assert {e.origin for e in out} <= {"template", "rephrased"}
+    assert GeneratorService(GeneratorSettings(tiers=("easy", "hard"), compose_every=2)).world.config.compose_every == 2
+
+
+def test_held_out_test_scores_never_shift_the_mix(world: World) -> None:
+    state = initial_state(world.catalogue)
+    template = world.catalogue.templates[0].name
+    report = {"source": "trainer/0", "correlation_id": "run", "subject": "checkpoint", "subject_id": "ck",
+              "episodes": 2, "scores": FamilyScores(tool=0.5, memory=0.5, skills=0.5, subagent=0.5), "overall": 0.5, "template_scores": {template: 0.5}}
+
+    def shifts(split: str) -> list:
+        return [e for e in decide(state, EvalReported(split=split, **report), world) if e.type == "mix.shifted"]
+
+    assert shifts("dev")  # a dev report shifts the mix ...
+    assert shifts("test") == []  # ... a held-out one never does

@@ -1,0 +1,27 @@
+"""`flywheel run` without --quick: easy-tier data, base vs trained, and an honest forecast up front."""
+
+from __future__ import annotations
+
+from services.cli.learning_run import (
+    AIM_MINUTES,
+    expected_minutes,
+    learning_data_env,
+    learning_forecast,
+)
+from trainer.loop import loop_config
+
+
+def test_the_data_phase_draws_easy_canonical_tasks_unless_the_environment_says_otherwise() -> None:
+    assert learning_data_env({}) == {"FLYWHEEL_GENERATOR_TIERS": "easy", "FLYWHEEL_GENERATOR_REPHRASE_EVERY": "0"}
+    assert learning_data_env({"FLYWHEEL_GENERATOR_TIERS": "medium"}) == {"FLYWHEEL_GENERATOR_REPHRASE_EVERY": "0"}
+
+
+def test_the_forecast_says_up_front_when_this_machine_is_too_slow_for_the_half_hour() -> None:
+    config = loop_config("smollm2", learning=True)
+    two = learning_forecast("smollm2", config, 700, cores=2, gpu=False)
+    assert "700 easy-tier rows" in two and "40 dev and test episodes each" in two
+    assert "more than" not in two and expected_minutes(2, False) <= AIM_MINUTES
+    one = learning_forecast("smollm2", config, 700, cores=1, gpu=False)
+    assert expected_minutes(1, False) > AIM_MINUTES and f"more than the {AIM_MINUTES:.0f}" in one
+    assert "GPU" in learning_forecast("smollm2", config, 700, cores=1, gpu=True)
+    assert expected_minutes(64, False) == expected_minutes(8, False)  # beyond 8 cores nothing is promised
