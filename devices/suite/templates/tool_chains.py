@@ -442,7 +442,7 @@ class HotelsForUpcomingFlights(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         cap, nights = w.pick([120, 150, 180]), w.pick([2, 3, 4])
         cities = w.draw(CITIES, min(n, 4))
         best = {}
@@ -489,7 +489,7 @@ class ListNoteToRelation(_Chain):
         _clear(w)
         topic = w.draw(TOPICS3)
         relation = w.pick(_FAMILY)
-        n = w.rng.randint(7, 9)
+        n = w.rng.randint(8, 9)
         items = w.draw(GROCERIES, n + 2)
         used: set[str] = set()
         target, namesake = _person(w, relation=relation, address=_address(w, used))
@@ -498,7 +498,8 @@ class ListNoteToRelation(_Chain):
         for item in items[n:]:
             _offers(w, item)
         w.note(topic, "\n".join(f"- {item}" for item in items[:n]), folder="Lists")
-        w.note(f"{topic} (last month)", "\n".join(f"- {item}" for item in items[2:]), folder="Lists")
+        w.note(f"{topic} (last month)", "\n".join(f"- {item}" for item in items[2:]), folder="Lists",
+               pinned=True)  # listed first
         return {"topic": topic, "relation": relation, "_address": target["address"],
                 "_items": [{"product_id": pid, "quantity": 1} for pid in picks]}
 
@@ -582,7 +583,7 @@ class PayBackLenders(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         accounts = _accounts(w, 2)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         debts, amounts = [], []
         for k in range(n + 2):
             person, namesake = _person(w)
@@ -639,7 +640,7 @@ class EventForecastNotes(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         date = w.some_weekday()
-        n = w.rng.randint(6, 8)
+        n = w.rng.randint(7, 8)
         cities = w.draw(CITIES, 4)
         highs = dict(zip(cities, w.rng.sample(range(13, 31), len(cities)), strict=True))
         titles, venues = w.draw(MEETINGS, n), w.draw(VENUES, n)
@@ -684,7 +685,7 @@ class FamilyForecastTexts(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         relations = w.pick(_FAMILY, n)
         cities = w.draw(CITIES, 5)
         tomorrow = w.day(1)
@@ -795,7 +796,7 @@ class DeclineEmailsUpdateEvents(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(6, 7)
+        n = 7
         titles = w.draw(MEETINGS, n + 1)
         updates, replies = [], []
         for k, title in enumerate(titles):
@@ -847,7 +848,7 @@ class MeetingRequestsFromTexts(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         hours = w.rng.sample(range(9, 18), n)
         events, texts = [], []
         for k in range(n):
@@ -899,7 +900,7 @@ class PartyGuestsFromNote(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         topic, title = w.draw(TOPICS3), w.draw(MEETINGS)
-        n = w.rng.randint(7, 9)
+        n = w.rng.randint(8, 9)
         used: set[str] = set()
         venue = w.draw(VENUES)
         place = _venue(w, venue, used)

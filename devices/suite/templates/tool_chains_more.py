@@ -78,7 +78,7 @@ class MeetingVenuesByEmail(_Chain):
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
         date = w.some_weekday()
-        n = w.rng.randint(6, 8)
+        n = w.rng.randint(7, 8)
         titles, venues = w.draw(MEETINGS, n), w.draw(VENUES, n)
         used: set[str] = set()
         mails, saves = [], []
@@ -123,7 +123,7 @@ class FlightEventsWithForecast(_Chain):
 
     def build(self, w: World) -> dict[str, Any]:
         _clear(w)
-        n = w.rng.randint(5, 7)
+        n = w.rng.randint(6, 7)
         cities = w.draw(CITIES, 4)
         flights = _flights(w, n, cities)
         highs: dict[str, dict[str, int]] = {c: {} for c in cities}
@@ -223,7 +223,7 @@ class BirthdayGiftsShipped(_Chain):
         _clear(w)
         days, product = w.pick([20, 25, 30]), w.draw(PRODUCTS3)
         best = w.grocery_offers(product, "refurbished", "deluxe", 40)
-        n = w.rng.randint(4, 6)
+        n = w.rng.randint(5, 6)
         used: set[str] = set()
         orders = []
         for k, day in enumerate(sorted(w.rng.sample(range(1, days), n)) + [days + 5]):
@@ -267,7 +267,7 @@ class SongRequestsPlaylist(_Chain):
         _clear(w)
         relation = w.pick(_FAMILY)
         target, namesake = _person(w, relation=relation)
-        n = w.rng.randint(6, 8)
+        n = w.rng.randint(7, 8)
         titles = w.draw(TUNES, n)
         bands = w.draw(BANDS, 3)
         picks, asked = [], []

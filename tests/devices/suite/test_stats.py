@@ -78,3 +78,13 @@ def test_chains_and_errands_are_counted_apart(stats: dict) -> None:
     errands = sum("__and__" in t.name for t in all_templates())
     assert depth["errands"] == errands and depth["genuine_chains"] >= 40
     assert depth["genuine_chain_mean_oracle_actions"] > 0 and depth["errand_mean_oracle_actions"] > 0
+
+
+def test_the_hard_tier_is_deep_through_genuine_chains(stats: dict) -> None:
+    # Issue 20, item 5: depth from templates whose later calls take earlier results (the looping
+    # chains of tool_chains*), not from errands or re-tiering; 41 genuine chains before them.
+    depth = stats["depth"]
+    chains = [t for t in all_templates() if t.__module__.startswith("devices.suite.templates.tool_chains")]
+    assert len(chains) >= 19 and depth["genuine_chains"] >= 41 + len(chains)
+    assert depth["hard_tier_mean_oracle_actions"] >= 8.0, depth
+    assert depth["genuine_chain_mean_oracle_actions"] >= 8.0, depth
