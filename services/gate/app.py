@@ -124,36 +124,30 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(gate: Gate) -> FastAPI:
-    """The web app around `gate` (which owns the key, the queue and the publisher)."""
-    app = FastAPI(title="flywheel gate", docs_url=None, redoc_url=None, openapi_url=None)
+class _Views:
+    """What every route group shares: the gate, its queue, the sessions and the templates,
+    with the page, item and CSRF helpers the handlers call."""
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response = await call_next(request)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)  # a route's own (a blob's stricter CSP) wins
-        return response
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
-    sessions = Sessions()
-    app.state.gate = gate
-    app.state.sessions = sessions
-    queue = gate.queue
+    def __init__(self, gate: Gate, sessions: Sessions) -> None:
+        self.gate, self.sessions, self.queue = gate, sessions, gate.queue
+        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
 
-    def check_csrf(current: Session, token: str) -> None:
+    def check_csrf(self, current: Session, token: str) -> None:
         if not secrets.compare_digest(current.csrf, token):
             raise HTTPException(403, "the form is stale or forged (CSRF token mismatch); "
                                      "reload the page")
 
-    def page(request: Request, name: str, current: Session | None, status_code: int = 200,
+    def page(self, request: Request, name: str, current: Session | None, status_code: int = 200,
              **context: Any) -> Response:
-        return templates.TemplateResponse(request, name, {
+        gate = self.gate
+        return self.templates.TemplateResponse(request, name, {
             "me": current.reviewer if current else None,
-            "csrf": current.csrf if current else "", "counts": queue.counts(),
+            "csrf": current.csrf if current else "", "counts": self.queue.counts(),
             "harness_pending": len(gate.harness.pending()) if gate.harness else 0, **context},
             status_code=status_code)
 
-    def item_view(item: Item) -> dict[str, Any]:
+    def item_view(self, item: Item) -> dict[str, Any]:
+        queue = self.queue
         info = queue.info(item)
         episodes = []
         for episode_id in item.request.subject_ids:
@@ -168,7 +162,7 @@ def create_app(gate: Gate) -> FastAPI:
                 diff = next((f.evidence.get("state_diff") for f in failures
                              if "state_diff" in f.evidence), None)
             if diff is None and episode is not None:
-                diff = gate.state_diff(episode, info)
+                diff = self.gate.state_diff(episode, info)
             episodes.append({
                 "id": episode_id, "episode": episode, "verdict": verdict, "failures": failures,
                 "diff": diff if isinstance(diff, list) else None,
@@ -177,10 +171,55 @@ def create_app(gate: Gate) -> FastAPI:
                 "family": queue.family(item), "tier": queue.tier(item),
                 "verdict": queue.verdict(item), "episodes": episodes}
 
-    # ---- sign in ----------------------------------------------------------------------
+    def harness_page(self, request: Request, current: Session, error: str | None = None,
+                     done: str | None = None, status_code: int = 200) -> Response:
+        board = self.gate.harness
+        return self.page(request, "harness.html", current, status_code=status_code, error=error,
+                         done=done, rows=board.pending() if board else [],
+                         window_s=board.config.veto_window_s if board else 0.0,
+                         key_id=self.gate.signer.key_id)
+
+    def veto_or_status(self, proposal_id: str, reviewer: str, note: str) -> tuple[int, str]:
+        """(201, the veto's event id) or (HTTP status, one sentence)."""
+        try:
+            return 201, self.gate.veto(proposal_id, reviewer, note).event_id
+        except KeyError as error:
+            return 404, str(error.args[0])
+        except VetoRefused as error:
+            return 409, str(error)
+        except DecisionNotPublished as error:
+            return 503, str(error)
+
+
+def create_app(gate: Gate) -> FastAPI:
+    """The web app around `gate` (which owns the key, the queue and the publisher)."""
+    app = FastAPI(title="flywheel gate", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)  # a route's own (a blob's stricter CSP) wins
+        return response
+    sessions = Sessions()
+    app.state.gate = gate
+    app.state.sessions = sessions
+    views = _Views(gate, sessions)
+    _sign_in_routes(app, views)
+    _review_pages(app, views)
+    _harness_routes(app, views)
+    _file_routes(app, views)
+    _api_routes(app, views)
+    return app
+
+
+def _sign_in_routes(app: FastAPI, views: _Views) -> None:
+    """Sign in with a reviewer token (a session cookie), sign out."""
+    gate, sessions = views.gate, views.sessions
+
     @app.get("/login", response_class=HTMLResponse)
     async def login_form(request: Request, error: str | None = None) -> Response:
-        return page(request, "login.html", None, error=error)
+        return views.page(request, "login.html", None, error=error)
 
     @app.post("/login")
     async def login(token: Annotated[str, Form()] = "") -> Response:
@@ -195,13 +234,17 @@ def create_app(gate: Gate) -> FastAPI:
     @app.post("/logout")
     def logout(request: Request, current: Annotated[Session, Depends(session)],
                csrf: Annotated[str, Form()] = "") -> Response:
-        check_csrf(current, csrf)
+        views.check_csrf(current, csrf)
         sessions.close(request.cookies.get(SESSION_COOKIE))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE)
         return response
 
-    # ---- pages ------------------------------------------------------------------------
+
+def _review_pages(app: FastAPI, views: _Views) -> None:
+    """The queue with its filters, one item, the decision form, the stats page."""
+    gate, queue, page = views.gate, views.queue, views.page
+
     @app.get("/", response_class=HTMLResponse)
     async def queue_page(request: Request, current: Annotated[Session, Depends(session)],
                          family: str | None = None, tier: str | None = None,
@@ -232,13 +275,13 @@ def create_app(gate: Gate) -> FastAPI:
         may_decide = queue.may_decide(item, current.reviewer)
         return page(request, "item.html", current, error=error,
                     next_id=nxt.review_id if nxt and nxt.review_id != review_id else None,
-                    may_decide=may_decide, **item_view(item))
+                    may_decide=may_decide, **views.item_view(item))
 
     @app.post("/items/{review_id}/decision")
     def decide_form(review_id: str, current: Annotated[Session, Depends(session)],
                     decision: Annotated[str, Form()], reason: Annotated[str, Form()] = "",
                     csrf: Annotated[str, Form()] = "") -> Response:
-        check_csrf(current, csrf)
+        views.check_csrf(current, csrf)
         try:
             gate.decide(review_id, current.reviewer, decision, reason)
         except KeyError as error:
@@ -259,43 +302,32 @@ def create_app(gate: Gate) -> FastAPI:
                     reviewers=queue.throughput(), decided=gate.decided, refused=gate.refused,
                     key_id=gate.signer.key_id)
 
-    # ---- harness promotions and vetoes --------------------------------------------------
-    def harness_page(request: Request, current: Session, error: str | None = None,
-                     done: str | None = None, status_code: int = 200) -> Response:
-        board = gate.harness
-        return page(request, "harness.html", current, status_code=status_code, error=error,
-                    done=done, rows=board.pending() if board else [],
-                    window_s=board.config.veto_window_s if board else 0.0,
-                    key_id=gate.signer.key_id)
 
-    def veto_or_status(proposal_id: str, reviewer: str, note: str) -> tuple[int, str]:
-        """(201, the veto's event id) or (HTTP status, one sentence)."""
-        try:
-            return 201, gate.veto(proposal_id, reviewer, note).event_id
-        except KeyError as error:
-            return 404, str(error.args[0])
-        except VetoRefused as error:
-            return 409, str(error)
-        except DecisionNotPublished as error:
-            return 503, str(error)
+def _harness_routes(app: FastAPI, views: _Views) -> None:
+    """The harness promotions waiting for a veto, and the veto form."""
 
     @app.get("/harness", response_class=HTMLResponse)
     async def harness_list(request: Request, current: Annotated[Session, Depends(session)],
                            vetoed: str | None = None) -> Response:
         done = (f"Vetoed {vetoed}: the evolver rejects it when it reads the veto."
                 if vetoed else None)
-        return harness_page(request, current, done=done)
+        return views.harness_page(request, current, done=done)
 
     @app.post("/harness/{proposal_id}/veto")
     def veto_form(request: Request, proposal_id: str,
                   current: Annotated[Session, Depends(session)],
                   note: Annotated[str, Form()] = "", csrf: Annotated[str, Form()] = ""
                   ) -> Response:
-        check_csrf(current, csrf)
-        status, said = veto_or_status(proposal_id, current.reviewer, note)
+        views.check_csrf(current, csrf)
+        status, said = views.veto_or_status(proposal_id, current.reviewer, note)
         if status != 201:
-            return harness_page(request, current, error=said, status_code=status)
+            return views.harness_page(request, current, error=said, status_code=status)
         return RedirectResponse(f"/harness?vetoed={quote_plus(proposal_id)}", status_code=303)
+
+
+def _file_routes(app: FastAPI, views: _Views) -> None:
+    """Screenshots from the blob store, the gate's script and styles, the health check."""
+    gate = views.gate
 
     @app.get("/blobs/{sha256}")
     async def blob(sha256: str, current: Annotated[Session, Depends(session)]) -> Response:
@@ -320,9 +352,14 @@ def create_app(gate: Gate) -> FastAPI:
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        return {"ok": True, "key_id": gate.signer.key_id, **queue.counts()}
+        return {"ok": True, "key_id": gate.signer.key_id, **views.queue.counts()}
 
-    # ---- JSON API (flywheel review) ---------------------------------------------------
+
+def _api_routes(app: FastAPI, views: _Views) -> None:
+    """The JSON API `flywheel review` uses (bearer token): queue, item, decide, harness, veto,
+    stats."""
+    gate, queue = views.gate, views.queue
+
     @app.get("/api/queue")
     async def api_queue(reviewer: Annotated[str, Depends(api_reviewer)],
                         family: str | None = None, tier: str | None = None,
@@ -341,18 +378,7 @@ def create_app(gate: Gate) -> FastAPI:
         if item is None:
             raise HTTPException(404, f"no review {review_id!r} is in the queue")
         gate.opened(review_id, reviewer)
-        view = item_view(item)
-        return {
-            "review_id": review_id, "request": item.request.model_dump(mode="json"),
-            "goal": view["info"].goal if view["info"] else None, "family": view["family"],
-            "tier": view["tier"], "verdict": view["verdict"], "status": item.status,
-            "episodes": [{
-                "episode_id": e["id"],
-                "steps": [s.model_dump(mode="json", exclude={"observation": {"screen"}})
-                          for s in (e["episode"].steps if e["episode"] else [])],
-                "verdict": e["verdict"].model_dump(mode="json") if e["verdict"] else None,
-                "failures": [f.model_dump(mode="json") for f in e["failures"]],
-                "state_diff": e["diff"]} for e in view["episodes"]]}
+        return _api_item_json(review_id, item, views.item_view(item))
 
     @app.post("/api/items/{review_id}/decision")
     def api_decide(review_id: str, body: dict[str, Any],
@@ -378,7 +404,8 @@ def create_app(gate: Gate) -> FastAPI:
     @app.post("/api/harness/{proposal_id}/veto")
     def api_veto(proposal_id: str, reviewer: Annotated[str, Depends(api_reviewer)],
                  body: dict[str, Any] | None = None) -> JSONResponse:
-        status, said = veto_or_status(proposal_id, reviewer, str((body or {}).get("note", "")))
+        status, said = views.veto_or_status(proposal_id, reviewer,
+                                            str((body or {}).get("note", "")))
         if status != 201:
             return JSONResponse({"error": said}, status_code=status)
         return JSONResponse({"event_id": said, "proposal_id": proposal_id}, status_code=201)
@@ -387,4 +414,18 @@ def create_app(gate: Gate) -> FastAPI:
     async def api_stats(reviewer: Annotated[str, Depends(api_reviewer)]) -> dict[str, Any]:
         return gate.stats_event().model_dump(mode="json")
 
-    return app
+
+def _api_item_json(review_id: str, item: Item, view: dict[str, Any]) -> dict[str, Any]:
+    """One item for the JSON API: the request, its episodes' steps (without screens), verdicts,
+    failures and state diffs."""
+    return {
+        "review_id": review_id, "request": item.request.model_dump(mode="json"),
+        "goal": view["info"].goal if view["info"] else None, "family": view["family"],
+        "tier": view["tier"], "verdict": view["verdict"], "status": item.status,
+        "episodes": [{
+            "episode_id": e["id"],
+            "steps": [s.model_dump(mode="json", exclude={"observation": {"screen"}})
+                      for s in (e["episode"].steps if e["episode"] else [])],
+            "verdict": e["verdict"].model_dump(mode="json") if e["verdict"] else None,
+            "failures": [f.model_dump(mode="json") for f in e["failures"]],
+            "state_diff": e["diff"]} for e in view["episodes"]]}
