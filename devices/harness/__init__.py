@@ -19,7 +19,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # Lazy so that importing the spec does not load the simulated phone's apps.
+    # Lazy so that importing the spec does not load the harness and its policy machinery.
     if name == "Harness":
         from devices.harness.harness import Harness
         return Harness
