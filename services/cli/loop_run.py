@@ -112,7 +112,6 @@ class DataLoop:
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
-        self._ready = threading.Event()
         self.started_at = time.monotonic()
         self.errors: list[str] = []
         self.died: list[str] = []  # services that exited before stop() was called
