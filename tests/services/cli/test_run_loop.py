@@ -130,7 +130,7 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
 
     # The run ends with its five lines, and `flywheel audit` traces the last checkpoint back to
     # the snapshot (sha256 as at training time) and every row's events to the archive.
-    for line in ("ran ", "model: ", "details: ", "resume: ", "review: "):
+    for line in ("ran ", "model (last generation against the first generation): ", "details: ", "resume: ", "review: "):
         assert f"\n{line}" in output, (line, output[-1500:])
     gen2 = runs[0] / "gen2"
     audited = subprocess.run([sys.executable, "-m", "services.cli.main", "audit", str(gen2), "--json"],
