@@ -51,6 +51,7 @@ __all__ = [
     "loop_config",
     "publisher",
     "run_generations",
+    "score_text",
     "topic_for",
 ]
 
@@ -93,7 +94,8 @@ class LoopConfig:
     tiers: str = field(default="", metadata={
         "help": "Comma list of tiers (easy, medium, hard) that evaluation and GRPO draw from (empty: every tier)."})
     eval_splits: str = field(default="dev", metadata={
-        "help": "Splits every evaluation scores, comma list: dev (new values) and test (held-out templates)."})
+        "help": "Splits every evaluation scores, comma list: dev (new values; always scored, it is what feeds "
+                "back) and test (held-out templates, only reported)."})
     eval_limit: int = field(default=0, metadata={
         "help": "At most this many tasks per split, every template's first instance before any second (0: all)."})
     eval_base: bool = field(default=False, metadata={
@@ -114,10 +116,10 @@ class LoopConfig:
 
         if bad := [t for t in self.tier_list if t not in TIERS]:
             raise ValueError(f"tiers must name tiers among {', '.join(TIERS)}, not {', '.join(bad)}")
-        if bad := [s for s in self.split_list if s not in ("dev", "test")]:
+        if bad := [s for s in self.split_list if s not in EVAL_SPLITS]:
             raise ValueError(f"eval_splits must be dev and/or test, not {', '.join(bad)}")
-        if not self.split_list:
-            raise ValueError("eval_splits must name at least one split (dev, test)")
+        if "dev" not in self.split_list:
+            raise ValueError("eval_splits must name dev: the dev scores are what feeds back (test only reports)")
 
     @property
     def tier_list(self) -> list[str]:
@@ -125,7 +127,9 @@ class LoopConfig:
 
     @property
     def split_list(self) -> list[str]:
-        return [s.strip() for s in self.eval_splits.split(",") if s.strip()]
+        """The named splits, dev first (the one that feeds back), each once."""
+        named = {s.strip() for s in self.eval_splits.split(",") if s.strip()}
+        return sorted(named, key=lambda s: EVAL_SPLITS.index(s) if s in EVAL_SPLITS else len(EVAL_SPLITS))
 
     @property
     def policy_dtype(self) -> str | None:
@@ -134,6 +138,7 @@ class LoopConfig:
 
 
 EVAL_DTYPES = ("auto", "float32", "bfloat16")
+EVAL_SPLITS = ("dev", "test")
 SFT_PRECISIONS = ("auto", "bf16", "fp32")
 
 
@@ -390,19 +395,19 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
     model = Path(base_model)
     weights: dict[str, float] = {}
     summaries: list[GenerationSummary] = []
-    splits = config.split_list
+    splits = config.split_list  # dev first: its scores feed back, test's are only reported
     tasks_of = {split: _eval_tasks(config, split) for split in splits}
-    eval_tasks = tasks_of[splits[0]]
+    eval_tasks = tasks_of["dev"]
 
     def evaluate(policy: Any, subject_id: str, causation_id: str | None, spec: Any) -> dict[str, EvalSummary]:
-        """Every split's evaluation of `policy`, each published as eval.reported (the first split's
-        with the general-capability figures)."""
+        """Every split's evaluation of `policy`, each published as eval.reported (dev's with the
+        general-capability figures)."""
         found: dict[str, EvalSummary] = {}
         for split in splits:
             found[split] = evaluate_policy(policy, tasks_of[split], split=split, console=console, spec=spec,
                                            batch_size=config.eval_batch_size, stop=stop)
             evaluated = eval_event(found[split], subject_id, run_id=run_id, causation_id=causation_id)
-            if config.general and split == splits[0]:
+            if config.general and split == "dev":
                 from trainer.general import general_capability
 
                 general = general_capability(policy.model, policy.tokenizer)
@@ -427,9 +432,8 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
         found = evaluate(policy, f"base:{model.name}", None, spec)
         summaries.append(GenerationSummary(generation=0, stage="base", checkpoint_dir=model,
                                            checkpoint_id=f"base:{model.name}", seconds=time.monotonic() - started,
-                                           train_metrics={}, evaluation=found[splits[0]], weak_templates=[],
-                                           next_action=next_action_of(policy, spec),
-                                           held_out=found.get("test") if splits[0] != "test" else None))
+                                           train_metrics={}, evaluation=found["dev"], weak_templates=[],
+                                           next_action=next_action_of(policy, spec), held_out=found.get("test")))
         del policy
     for generation in range(1, config.generations + 1):
         started = time.monotonic()
@@ -449,7 +453,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             losses = result.template_losses
         else:
             console.print(f"[bold]generation {generation}[/bold]: GRPO+CARE from {model.name}")
-            learnable = learnable_templates(summaries[-1].evaluation) if summaries and splits[0] == "dev" else []
+            learnable = learnable_templates(summaries[-1].evaluation) if summaries else []
             tasks = _rl_tasks(config, weights, generation, config.rl_steps, learnable)
             rl = run_grpo(model, tasks, target, RlConfig(
                 num_generations=config.num_generations, max_steps=config.rl_steps, learning_rate=config.rl_lr,
@@ -467,9 +471,9 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
             emit(event)
         policy = load_policy(target, max_new_tokens=config.max_completion_length, dtype=config.policy_dtype)
         found = evaluate(policy, meta["checkpoint_id"], saved.event_id, spec)
-        summary = found[splits[0]]
+        summary = found["dev"]
         next_action = next_action_of(policy, spec)
-        # Feedback steers the next generation's data: from the first split (dev), never from held-out test.
+        # Feedback steers the next generation's data: from dev, never from the held-out test split.
         feedback = feedback_event(summary, run_id=run_id, causation_id=saved.event_id, losses=losses)
         emit(feedback)
         weights = feedback.template_weights
@@ -477,8 +481,7 @@ def run_generations(base_model: str | Path, snapshot_dir: str | Path, out_dir: s
                                            checkpoint_id=meta["checkpoint_id"],
                                            seconds=time.monotonic() - started, train_metrics=metrics,
                                            evaluation=summary, weak_templates=feedback.weak_templates,
-                                           next_action=next_action,
-                                           held_out=found.get("test") if splits[0] != "test" else None))
+                                           next_action=next_action, held_out=found.get("test")))
         if on_generation is not None:
             on_generation(summaries[-1])
         model = target
@@ -497,29 +500,29 @@ def _reused(target: Path) -> tuple[str, dict[str, float], list[Any], dict[str, f
             dict(meta.get("template_losses") or {}))
 
 
-def _scored(e: EvalSummary | None) -> str:
+def score_text(e: EvalSummary | None) -> str:
+    """An evaluation's overall score with its 95% interval, `0.329 [0.231, 0.452]` (— for none)."""
     return f"{e.overall:.3f} [{e.overall_ci[0]:.3f}, {e.overall_ci[1]:.3f}]" if e is not None else "—"
 
 
 def summary_table(summaries: Sequence[GenerationSummary]) -> Table:
     held_out = any(s.held_out is not None for s in summaries)
-    first = summaries[0].evaluation.split if summaries else "dev"
-    columns = ["gen", "stage", "checkpoint", f"{first} overall [95% CI]", "success"]
+    columns = ["gen", "stage", "checkpoint", "dev overall [95% CI]", "success"]
     columns += ["test overall [95% CI]", "test success"] if held_out else []
     table = Table(*columns, "next action", "valid", "out tok", "tool calls", "s", title="training generations")
     for s in summaries:
         e = s.evaluation
         guessed = f"{s.next_action['correct']}/{s.next_action['steps']}" if s.next_action else "—"
-        test = [_scored(s.held_out), f"{s.held_out.success:.2f}" if s.held_out else "—"] if held_out else []
-        table.add_row(str(s.generation), s.stage, s.checkpoint_id, _scored(e), f"{e.success:.2f}", *test,
+        test = [score_text(s.held_out), f"{s.held_out.success:.2f}" if s.held_out else "—"] if held_out else []
+        table.add_row(str(s.generation), s.stage, s.checkpoint_id, score_text(e), f"{e.success:.2f}", *test,
                       guessed, f"{e.validity:.2f}", f"{e.mean_output_tokens:.1f}", f"{e.mean_tool_calls:.2f}",
                       f"{s.seconds:.0f}")
     return table
 
 
 def plot_generations(summaries: Sequence[GenerationSummary], path: str | Path) -> Path:
-    """Overall score with its 95% interval per generation (generation 0: the base model) on the
-    first split and, where scored, the held-out test split; validity beside them; as a PNG."""
+    """Overall score with its 95% interval per generation (generation 0: the base model) on dev
+    and, where scored, the held-out test split; validity beside them; as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -527,7 +530,7 @@ def plot_generations(summaries: Sequence[GenerationSummary], path: str | Path) -
 
     gens = [s.generation for s in summaries]
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
-    series = [(summaries[0].evaluation.split if summaries else "dev", [s.evaluation for s in summaries], "o")]
+    series = [("dev", [s.evaluation for s in summaries], "o")]
     if any(s.held_out is not None for s in summaries):
         series.append(("test (held-out templates)", [s.held_out for s in summaries], "^"))
     for label, evals, marker in series:

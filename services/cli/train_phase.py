@@ -158,6 +158,8 @@ class TrainingPhase:
             return None
 
     def summary_rows(self) -> list[tuple[str, str]]:
+        from trainer.loop import score_text
+
         if self.error is not None:
             return [("training", f"[red]failed[/]: {self.error}")]
         if not self.started.is_set():
@@ -171,12 +173,10 @@ class TrainingPhase:
             e, t = s.evaluation, s.held_out
             guessed = (f", next action {s.next_action['correct']}/{s.next_action['steps']}"
                        if s.next_action else "")
-            test = (f", test {t.overall:.3f} [{t.overall_ci[0]:.3f}, {t.overall_ci[1]:.3f}] (success "
-                    f"{t.success:.2f})" if t is not None else "")
+            test = f", test {score_text(t)} (success {t.success:.2f})" if t is not None else ""
             rows.append((f"generation {s.generation} ({s.stage})",
-                         (f"{s.checkpoint_id}: {e.split} {e.overall:.3f} [{e.overall_ci[0]:.3f}, "
-                          f"{e.overall_ci[1]:.3f}] (success {e.success:.2f}){test}, valid {e.validity:.2f}"
-                          f"{guessed}, {s.seconds:.0f} s")))
+                         (f"{s.checkpoint_id}: {e.split} {score_text(e)} (success {e.success:.2f}){test}, "
+                          f"valid {e.validity:.2f}{guessed}, {s.seconds:.0f} s")))
         if self.plot is not None:
             rows.append(("chart", str(self.plot)))
         if self.harness is not None:

@@ -52,6 +52,7 @@ from devices.suite.templates._world import (
     WorldTemplate,
     balance_of,
     call,
+    cart_cheapest,
     cheapest,
     find_rows,
     lookup,
@@ -512,11 +513,7 @@ class ListNoteToRelation(_Chain):
         note = _pick(notes, title=p["topic"])
         if not note:
             return
-        for item in re.findall(r"^- (.+)$", note["body"], flags=re.MULTILINE):
-            offers = yield from lookup(observe, call("shopping.search", query=item, in_stock=True))
-            if not offers:
-                return
-            yield call("shopping.add_to_cart", product_id=cheapest(offers)["id"], quantity=1)
+        yield from cart_cheapest(observe, re.findall(r"^- (.+)$", note["body"], flags=re.MULTILINE), 1)
         person = yield from person_by_relation(observe, p["relation"])
         if person:
             yield call("shopping.checkout", address=person["address"])
@@ -564,11 +561,7 @@ class CookPlanToCart(_Chain):
             recipe = _pick(recipes, title=dish)
             if not recipe:
                 return
-            for item in recipe["ingredients"]:
-                offers = yield from lookup(observe, call("shopping.search", query=item, in_stock=True))
-                if not offers:
-                    return
-                yield call("shopping.add_to_cart", product_id=cheapest(offers)["id"], quantity=1)
+            yield from cart_cheapest(observe, recipe["ingredients"], 1)
 
 
 # ---- messages, bank ----------------------------------------------------------------------------------
