@@ -63,8 +63,15 @@ class CuratorState:
     exact: dict[str, str] = field(default_factory=dict)
     near: dict[str, tuple[tuple[frozenset[str], str], ...]] = field(default_factory=dict)
     reviews: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: episode id -> (admission, the decision's source); insertion order is admission order
+    #: episode id -> (admission, the decision's source); insertion order is admission order.
+    #: Only assessed episodes: a snapshot reads their episode, task and verdict.
     admitted: dict[str, tuple[Admission, Source]] = field(default_factory=dict)
+    #: Admissions of episodes not assessed yet. After a crash the curator's own review
+    #: request and its decision can come back before the redelivered verdict that caused
+    #: them (topics are not ordered with each other); they wait here for the assessment.
+    pending_admissions: dict[str, tuple[Admission, Source]] = field(default_factory=dict)
+    #: episodes whose task, episode and verdict (and failure trace) have been judged
+    assessed: frozenset[str] = frozenset()
     weights: dict[str, float] = field(default_factory=dict)
     snapshots: tuple[str, ...] = ()
     counts: Counter[str] = field(default_factory=Counter)
@@ -131,14 +138,21 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
         return replace(state, counts=_count(state, "decisions_for_unknown_reviews"))
     verdict = policy.verify(event)
     status, admitted = dict(state.status), dict(state.admitted)
+    pending = dict(state.pending_admissions)
     if isinstance(verdict, Admission):
         for episode_id in verdict.episode_ids:
-            if episode_id in asked and episode_id not in admitted:
+            if episode_id not in asked or episode_id in admitted or episode_id in pending \
+                    or status.get(episode_id, "").startswith("dropped:"):
+                continue
+            if episode_id in state.assessed:
                 admitted[episode_id] = (verdict, source)
-                status[episode_id] = "admitted"
+            else:  # its verdict has not come back yet (a restart): admitted once assessed
+                pending[episode_id] = (verdict, source)
+            status[episode_id] = "admitted"
         for episode_id in set(asked) - set(verdict.episode_ids):
-            status[episode_id] = "rejected"
-        return replace(state, status=status, admitted=admitted)
+            if not status.get(episode_id, "").startswith("dropped:"):
+                status[episode_id] = "rejected"
+        return replace(state, status=status, admitted=admitted, pending_admissions=pending)
     for episode_id in asked:
         if status.get(episode_id) == "review":
             status[episode_id] = "rejected"
@@ -162,55 +176,66 @@ def _assess_task(state: CuratorState, task_id: str) -> CuratorState:
     return state
 
 
+def _judge(state: CuratorState, task: TaskProposed, episode: EpisodeEnded,
+           verdict: VerdictIssued) -> str | Continuation | None:
+    """What an episode is: "candidate", a `Continuation` (a failure the oracle can correct),
+    "dropped:<reason>", or None while its failure trace is still to come."""
+    if task.split != "train":
+        return "dropped:held_out_split"
+    if held_out_mentions(task_text(task.goal, task.params)):
+        return "dropped:held_out_value"
+    if verdict.environment_fault:
+        return "dropped:environment_fault"
+    if not verdict.passed:
+        failure = state.failures.get(episode.episode_id)
+        if failure is None:
+            return None  # its failure trace decides: wait for it
+        # A first wrong step: can the oracle finish the task from the failing state?
+        found = continuation(task, episode, failure, _replay_harness())
+        if isinstance(found, Continuation):
+            return found
+        return "dropped:" + ("failed" if failure.step_index is None else "no_correction")
+    if exact_signature(task.template, episode.steps) in state.exact:
+        return "dropped:duplicate"
+    mine = tokens(episode.steps)
+    if any(jaccard(mine, toks) >= NEAR_THRESHOLD for toks, _ in state.near.get(task.template, ())):
+        return "dropped:near_duplicate"
+    return "candidate"
+
+
 def _assess(state: CuratorState, episode_id: str) -> CuratorState:
-    if episode_id in state.status or episode_id not in state.episodes \
+    if episode_id in state.assessed or episode_id not in state.episodes \
             or episode_id not in state.verdicts:
         return state
     episode = state.episodes[episode_id][0]
     if episode.task_id not in state.tasks:
         return state
     task = state.tasks[episode.task_id][0]
-    verdict = state.verdicts[episode_id][0]
+    judged = _judge(state, task, episode, state.verdicts[episode_id][0])
+    if judged is None:
+        return state
     status = dict(state.status)
-    if task.split != "train":
-        reason = "held_out_split"
-    elif held_out_mentions(task_text(task.goal, task.params)):
-        reason = "held_out_value"
-    elif verdict.environment_fault:
-        reason = "environment_fault"
-    elif not verdict.passed:
-        failure = state.failures.get(episode_id)
-        if failure is None:
-            return state  # its failure trace decides: wait for it
-        # A first wrong step: can the oracle finish the task from the failing state?
-        found = continuation(task, episode, failure, _replay_harness())
-        if not isinstance(found, Continuation):
-            reason = "failed" if failure.step_index is None else "no_correction"
-        else:
-            status[episode_id] = "candidate"
-            return replace(state, status=status,
-                           corrections={**state.corrections, episode_id: len(found.pairs)},
-                           counts=_count(state, "correction_candidates"))
-    else:
-        reason = None
-    if reason is None:
-        signature = exact_signature(task.template, episode.steps)
-        if signature in state.exact:
-            reason = "duplicate"
-        else:
-            mine = tokens(episode.steps)
-            similar = [other for toks, other in state.near.get(task.template, ())
-                       if jaccard(mine, toks) >= NEAR_THRESHOLD]
-            if similar:
-                reason = "near_duplicate"
-            else:
-                status[episode_id] = "candidate"
-                near = {**state.near, task.template: (*state.near.get(task.template, ()),
-                                                      (mine, episode_id))}
-                return replace(state, status=status, exact={**state.exact, signature: episode_id},
-                               near=near, counts=_count(state, "candidates"))
-    status[episode_id] = f"dropped:{reason}"
-    return replace(state, status=status, counts=_count(state, f"dropped:{reason}"))
+    pending = dict(state.pending_admissions)
+    admission = pending.pop(episode_id, None)
+    assessed = state.assessed | {episode_id}
+    if isinstance(judged, str) and judged.startswith("dropped:"):
+        status[episode_id] = judged  # even if reviewed: a held-out row never trains
+        return replace(state, status=status, pending_admissions=pending, assessed=assessed,
+                       counts=_count(state, judged))
+    # A candidate. Its review may already be under way (its request came back first).
+    status.setdefault(episode_id, "candidate")
+    admitted = state.admitted if admission is None else {**state.admitted, episode_id: admission}
+    if isinstance(judged, Continuation):
+        return replace(state, status=status, pending_admissions=pending, assessed=assessed,
+                       admitted=admitted,
+                       corrections={**state.corrections, episode_id: len(judged.pairs)},
+                       counts=_count(state, "correction_candidates"))
+    near = {**state.near, task.template: (*state.near.get(task.template, ()),
+                                          (tokens(episode.steps), episode_id))}
+    return replace(state, status=status, pending_admissions=pending, assessed=assessed,
+                   admitted=admitted, near=near,
+                   exact={**state.exact, exact_signature(task.template, episode.steps): episode_id},
+                   counts=_count(state, "candidates"))
 
 
 def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list[Event]:

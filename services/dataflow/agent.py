@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,8 @@ TICK_S = 1.0
 #: fetch that long even when records arrive meanwhile, so each hop of the loop waited up to
 #: 1.5 s (measured: a 1.8 s task → verdict → task cycle). 50 ms keeps idle polling cheap.
 FETCH_MAX_WAIT_MS = 50
+#: Exit status of a service that failed on an event or a timer (EX_SOFTWARE).
+CRASH_EXIT = 70
 
 
 def _quick_fetches() -> None:
@@ -59,6 +62,19 @@ def _quick_fetches() -> None:
             super().__init__(*args, **kwargs)
 
     aiokafka.AIOKafkaConsumer = QuickConsumer  # type: ignore[misc]
+
+
+def _die(name: str, what: str) -> None:
+    """Ends the process when the service fails on `what`. A crashed faust agent leaves the
+    worker running with nothing consuming, so the failure would be silent; the state in
+    memory may also be half-folded. Exiting is as safe as a kill -9 (outputs are flushed
+    before inputs are stored), and the supervisor restarts the service from its store."""
+    logger.exception("%s failed on %s and stops (exit %d); it resumes from its event store "
+                     "when restarted", name, what, CRASH_EXIT)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    sys.stderr.flush()
+    os._exit(CRASH_EXIT)
 
 
 def store_path(data_dir: str | Path, name: str) -> Path:
@@ -115,11 +131,17 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
                     continue
                 items.append(Stored(event, message.topic, message.partition, message.offset))
             if items:
-                await loop.run_in_executor(None, runner.process, items)
+                try:
+                    await loop.run_in_executor(None, runner.process, items)
+                except Exception:  # noqa: BLE001 - see _die
+                    _die(name, "a batch")
 
     @app.timer(TICK_S)
     async def tick() -> None:
-        await asyncio.get_running_loop().run_in_executor(None, runner.tick)
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, runner.tick)
+        except Exception:  # noqa: BLE001 - see _die
+            _die(name, "its timer")
 
     sys.argv = sys.argv[:1]
     logger.info("%s serving %s", name, ", ".join(topics))

@@ -3,6 +3,7 @@ the train-only check (with planted dev and test instances)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -311,3 +312,58 @@ def test_a_snapshot_reaches_its_target_however_few_corrections_there_are(tmp_pat
 def test_a_curator_refuses_a_share_it_cannot_reach(tmp_path: Path, share: float) -> None:
     with pytest.raises(ValueError, match="FLYWHEEL_CURATOR_CORRECTION_SHARE"):
         CuratorService(tmp_path / "s", tmp_path / "b", correction_share=share)
+
+
+def test_reviews_that_come_back_before_their_verdicts_after_a_crash_admit_the_same_rows(
+        tmp_path: Path) -> None:
+    """After a kill -9 between sending a review request and storing the verdict that caused
+    it, the request (and its decision) can be read back before the redelivered verdict:
+    topics are not ordered with each other. The curator must reach the same state, not
+    crash on the unknown episode (found by the kill -9 test on the broker)."""
+    pipe = Pipeline(tmp_path / "first", snapshot_examples=10_000)
+    passing = [pipe.run(proposed(i=i, template=t)) for t in range(3) for i in range(2)]
+    failing = [pipe.run(proposed(i=0, template=t), policy="random") for t in range(6)]
+    log = pipe.log
+    late = [s for s in log if s.topic in ("flywheel.verdicts", "flywheel.failures")]
+    early = [s for s in log if s not in late]
+    assert any(s.event.type == "review.decided" for s in early)
+
+    again = CuratorService(tmp_path / "again" / "snapshots", pipe.blobs, snapshot_examples=6)
+    for stored in [*early, *late]:
+        again.handle(stored)  # decides (and writes a due snapshot) without a KeyError …
+        again.apply(stored)
+    first, second = pipe.state, again.state
+    # … and ends where the in-order curator ended: same statuses, rows and duplicates.
+    assert {e: second.status[e] for e in passing + failing} == \
+        {e: first.status[e] for e in passing + failing}
+    assert list(second.admitted) and set(second.admitted) == set(first.admitted)
+    assert second.corrections == first.corrections
+    assert second.exact == first.exact and not second.pending_admissions
+    # A twin of an admitted episode that arrives now is still caught as a duplicate.
+    twin = proposed(i=0)
+    twin = twin.model_copy(update={"task_id": twin.task_id + "-twin",
+                                   "event_id": "twin" + twin.event_id[4:],
+                                   "instance": {**twin.instance,
+                                                "task_id": twin.task_id + "-twin"}})
+    pipe.curator = again
+    duplicate = pipe.run(twin)
+    assert again.state.status[duplicate] == "dropped:duplicate"
+
+
+def test_an_admission_that_arrives_before_a_held_out_verdict_admits_nothing(
+        tmp_path: Path) -> None:
+    """A decision that names an episode the curator later finds held out never trains it."""
+    pipe = Pipeline(tmp_path / "first")
+    kept = pipe.run(proposed(i=0))
+    request = next(s for s in pipe.log if s.event.type == "review.requested")
+    decision = next(s for s in pipe.log if s.event.type == "review.decided")
+    verdict = next(s for s in pipe.log if s.topic == "flywheel.verdicts")
+    task = next(s for s in pipe.log if s.topic == "flywheel.tasks")
+    held_out = task.event.model_copy(update={"split": "dev"})
+    state = CuratorState()
+    for stored in [dataclasses.replace(task, event=held_out),
+                   *[s for s in pipe.log if s.topic == "flywheel.episodes"],
+                   request, decision, verdict]:
+        state = evolve(state, stored, pipe.curator.policy)
+    assert state.status[kept] == "dropped:held_out_split"
+    assert kept not in state.admitted and not state.pending_admissions
