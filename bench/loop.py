@@ -11,7 +11,7 @@ time over its wall time x concurrency. Every figure is a median over --reps.
 How to run (from the repository root; not a test):
 
     .venv/bin/python bench/loop.py                 # 3 repetitions of 500 examples
-    .venv/bin/python bench/loop.py --examples 200 --reps 5
+    .venv/bin/python bench/loop.py --examples 200 --reps 5 --json loop.json
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from rich.table import Table
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.report import write_report
 from schemas.registry import validate_event
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES)
     parser.add_argument("--reps", type=int, default=DEFAULT_REPS)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     runs: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
@@ -142,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     ratio = statistics.median(r["ratio"] for r in runs)
     console.print(f"wall {wall:.1f} s (aim <= {AIM_WALL_S:.0f} s for 500 examples); loop / "
                   f"in-process = {ratio:.3f} (aim >= {AIM_RATIO})")
+    if args.json is not None:
+        keys = [k for k in runs[0] if isinstance(runs[0][k], int | float)]
+        write_report(args.json, "loop", {k: statistics.median(r[k] for r in runs) for k in keys},
+                     {k: [r[k] for r in runs] for k in keys},
+                     {"loop / in-process episodes/s": (ratio, AIM_RATIO)},
+                     examples=args.examples, reps=args.reps)
     return 0
 
 

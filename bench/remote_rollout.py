@@ -9,7 +9,7 @@ started (and their partitions positioned) before the clock starts, so only episo
 How to run (from the repository root; not a test):
 
     .venv/bin/python bench/remote_rollout.py                 # 2 runners, 24 tasks, 3 reps
-    .venv/bin/python bench/remote_rollout.py --runners 4 --tasks 48 --reps 5
+    .venv/bin/python bench/remote_rollout.py --runners 4 --tasks 48 --reps 5 --json out.json
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script from anywhere
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.report import write_report
 from devices.blobs import BlobStore
 from devices.harness.harness import Harness
 from devices.sim import SimPhone
@@ -66,11 +70,16 @@ def _rate(workers: list[Rollout], tasks: list[TaskProposed]) -> tuple[float, int
     return len(tasks) / wall, finished
 
 
+#: The issue's aim for episodes through the runners as a share of in-process episodes.
+AIM_RATIO = 0.3
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runners", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     tasks = _tasks(args.tasks)
@@ -119,6 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(tasks)} oracle episodes, {len(ids)} runners/workers, median of {args.reps}: "
           f"in-process {in_process:.1f} episodes/s, through the runners {through:.1f} "
           f"episodes/s, ratio {through / in_process:.3f}")
+    if args.json is not None:
+        write_report(args.json, "remote_rollout",
+                     {"in_process_episodes_per_s": in_process, "runners_episodes_per_s": through},
+                     {"in_process_episodes_per_s": local_rates,
+                      "runners_episodes_per_s": remote_rates},
+                     {"through runners / in-process episodes/s": (through / in_process, AIM_RATIO)},
+                     runners=args.runners, tasks=args.tasks, reps=args.reps)
     return 0
 
 

@@ -1,0 +1,50 @@
+"""One JSON shape for the throughput benches (`bus`, `loop`, `remote_rollout`).
+
+`write_report(path, bench, medians, runs, aims)` writes the medians, every run's figure and,
+for each aim, its ratio, the bound and whether this run met it, so a reader (or a test)
+compares runs without parsing tables. Aims are `{name: (ratio, bound)}`: met when
+`ratio >= bound`.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["aim_lines", "write_report"]
+
+
+def write_report(path: str | Path, bench: str, medians: Mapping[str, float],
+                 runs: Mapping[str, Sequence[float]],
+                 aims: Mapping[str, tuple[float, float]], **extra: Any) -> Path:
+    """Writes the bench's figures to `path` (folders made) and returns it."""
+    report = {
+        "bench": bench,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"python": platform.python_version(), "cpus": _cpus()},
+        "medians": dict(medians),
+        "runs": {k: list(v) for k, v in runs.items()},
+        "aims": {name: {"ratio": ratio, "at_least": bound, "met": ratio >= bound}
+                 for name, (ratio, bound) in aims.items()},
+        **extra,
+    }
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def aim_lines(aims: Mapping[str, tuple[float, float]]) -> list[str]:
+    """One line per aim: `name: 0.42 (aim >= 0.80) not met`."""
+    return [f"{name}: {ratio:.2f} (aim >= {bound:.2f}) {'met' if ratio >= bound else 'not met'}"
+            for name, (ratio, bound) in aims.items()]
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -1,0 +1,40 @@
+"""The throughput benches cannot rot: each runs at a tiny size and leaves its JSON report with
+every aim's ratio (the figures themselves are only meaningful at full size, on a quiet box)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.integration
+
+TINY = {
+    "bus": (["--events", "300", "--reps", "1"],
+            {"typed producer", "typed batch consumer", "faust pass-through agent",
+             "archiver (to Parquet)"}),
+    "loop": (["--examples", "10", "--reps", "1"], {"loop / in-process episodes/s"}),
+    "remote_rollout": (["--runners", "1", "--tasks", "2", "--reps", "1"],
+                       {"through runners / in-process episodes/s"}),
+}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("bench", sorted(TINY))
+def test_each_throughput_bench_runs_tiny_and_reports_its_aims(bench: str, tmp_path: Path) -> None:
+    args, aims = TINY[bench]
+    out = tmp_path / f"{bench}.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / f"{bench}.py"), *args,
+                           "--json", str(out)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=560, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    report = json.loads(out.read_text())
+    assert report["bench"] == bench and set(report["aims"]) == aims
+    for name, aim in report["aims"].items():
+        assert aim["ratio"] > 0 and aim["met"] == (aim["ratio"] >= aim["at_least"]), name
+    assert report["runs"] and all(len(v) == 1 for v in report["runs"].values())
