@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from schemas.envelope import Event
@@ -60,6 +60,7 @@ class Runner:
         self.processed = 0
         self.skipped = 0
         self.sent = 0
+        self.failed = 0  # inputs whose decide raised (handed to `on_failure`, not folded)
         self._lock = threading.Lock()  # the faust timer and agent may call in together
 
     def restore(self) -> int:
@@ -71,8 +72,14 @@ class Runner:
         logger.info("%s restored %d events from %s", self.service.name, count, self.store.path)
         return count
 
-    def process(self, items: Sequence[Stored]) -> int:
-        """Decides, sends, stores and folds a batch; returns the events sent."""
+    def process(self, items: Sequence[Stored],
+                on_failure: Callable[[Stored, Exception], None] | None = None) -> int:
+        """Decides, sends, stores and folds a batch; returns the events sent.
+
+        An input whose decide (`handle`) raises is handed to `on_failure` (the agent
+        dead-letters it) and neither folded nor stored; decide changes no state, so the rest
+        of the batch goes on. Without `on_failure`, or when a fold (`apply`) raises, the
+        error propagates: the state in memory may then be half-folded."""
         with self._lock:
             inputs: list[Stored] = []
             outputs: list[tuple[Topic, Event]] = []
@@ -83,7 +90,14 @@ class Runner:
                     self.skipped += 1
                     continue
                 seen.add(event_id)
-                produced = self.service.handle(item)
+                try:
+                    produced = self.service.handle(item)
+                except Exception as error:
+                    if on_failure is None:
+                        raise
+                    self.failed += 1
+                    on_failure(item, error)
+                    continue
                 self.service.apply(item)
                 if self.service.apply_outputs:
                     for topic, event in produced:

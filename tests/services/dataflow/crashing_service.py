@@ -1,5 +1,6 @@
-"""A folding service that fails on any task event whose goal says "crash", run as a faust
-worker by `serve` (the agent test starts it as its own process)."""
+"""A folding service with bugs, run as a faust worker by `serve` (the agent test starts it
+as its own process): its decide fails on a task whose goal says "decide", its fold on one
+whose goal says "fold"."""
 
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ class CrashingService:
         self.folded = 0
 
     def apply(self, stored: Stored) -> None:
+        if "fold" in getattr(stored.event, "goal", ""):
+            raise RuntimeError("a bug in the fold")
         self.folded += 1
 
     def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:
-        if "crash" in getattr(stored.event, "goal", ""):
-            raise KeyError("a bug in the service")
+        if "decide" in getattr(stored.event, "goal", ""):
+            raise KeyError("a bug in decide")
         return []
 
     def tick(self) -> list[tuple[Topic, Event]]:

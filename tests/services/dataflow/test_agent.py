@@ -1,6 +1,6 @@
-"""`serve` on a real broker: a service that fails on an event ends its process with a
-traceback and exit 70 (a crashed faust agent would otherwise leave a worker that consumes
-nothing), and the events before it are stored."""
+"""`serve` on a real broker: an event the service's decide fails on goes to the dead letters
+with the error and the service goes on; a failing fold ends the process with a traceback and
+exit 70 (a crashed faust agent would otherwise leave a worker that consumes nothing)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from services.dataflow.agent import CRASH_EXIT, store_path
 from services.dataflow.store import EventStore
 from streams.admin import create_topics
 from streams.broker import LocalBroker
+from streams.codec import header_value
 from streams.producer import TypedProducer
 from tests.services.dataflow.helpers import proposed
 
@@ -34,7 +35,27 @@ def stored(tmp_path: Path, event_id: str) -> bool:
         return event_id in store
 
 
-def test_a_service_that_fails_on_an_event_exits_instead_of_idling(tmp_path: Path) -> None:
+def wait_stored(tmp_path: Path, event_id: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not stored(tmp_path, event_id):
+        assert proc.poll() is None, (tmp_path / "crashing.log").read_text()
+        assert time.monotonic() < deadline, f"event {event_id} was never stored"
+        time.sleep(0.3)
+
+
+def dead_letters(bootstrap: str) -> list:  # type: ignore[type-arg]
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer("flywheel.tasks.dlq", bootstrap_servers=bootstrap,
+                             auto_offset_reset="earliest", consumer_timeout_ms=3000)
+    try:
+        return list(consumer)
+    finally:
+        consumer.close()
+
+
+def test_a_failing_decide_is_dead_lettered_and_a_failing_fold_ends_the_process(
+        tmp_path: Path) -> None:
     with LocalBroker.on_free_port(tmp_path / "broker") as broker:
         create_topics(broker.bootstrap, TOPICS.values())
         env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap,
@@ -44,17 +65,18 @@ def test_a_service_that_fails_on_an_event_exits_instead_of_idling(tmp_path: Path
                                 env=env, stdout=log, stderr=subprocess.STDOUT,
                                 cwd=Path(__file__).resolve().parents[3])
         try:
-            fine = proposed(i=0)
-            bad = proposed(i=1).model_copy(update={"goal": "crash the service"})
+            fine, after = proposed(i=0), proposed(i=2)
+            bad_decide = proposed(i=1).model_copy(update={"goal": "decide wrongly"})
+            bad_fold = proposed(i=3).model_copy(update={"goal": "fold wrongly"})
             with TypedProducer(broker.bootstrap) as producer:
-                producer.send(TOPICS["flywheel.tasks"], fine).get(30)
+                for event in (fine, bad_decide, after):
+                    producer.send(TOPICS["flywheel.tasks"], event).get(30)
                 producer.flush()
-                deadline = time.monotonic() + WAIT_S
-                while not stored(tmp_path, fine.event_id):
-                    assert proc.poll() is None, (tmp_path / "crashing.log").read_text()
-                    assert time.monotonic() < deadline, "the first event was never stored"
-                    time.sleep(0.3)
-                producer.send(TOPICS["flywheel.tasks"], bad).get(30)
+                wait_stored(tmp_path, after.event_id, proc)  # it went on past the bad one
+                letters = dead_letters(broker.bootstrap)
+                assert [header_value(m.headers, "error_type") for m in letters] == ["KeyError"]
+                assert bad_decide.event_id.encode() in letters[0].value
+                producer.send(TOPICS["flywheel.tasks"], bad_fold).get(30)
                 producer.flush()
             code = proc.wait(WAIT_S)
         finally:
@@ -63,6 +85,7 @@ def test_a_service_that_fails_on_an_event_exits_instead_of_idling(tmp_path: Path
             log.close()
         text = (tmp_path / "crashing.log").read_text()
         assert code == CRASH_EXIT, text
-        assert "crashing failed on a batch and stops" in text and "KeyError" in text
-        with EventStore(store_path(tmp_path / "var", "crashing")) as store:
-            assert fine.event_id in store and bad.event_id not in store  # redelivered on restart
+        assert "crashing failed on a batch and stops" in text and "a bug in the fold" in text
+        assert "it goes to flywheel.tasks.dlq" in text
+        for event, kept in ((fine, True), (after, True), (bad_decide, False), (bad_fold, False)):
+            assert stored(tmp_path, event.event_id) is kept, event.goal
