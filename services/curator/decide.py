@@ -29,7 +29,7 @@ from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
 
-__all__ = ["CuratorState", "Source", "decide", "evolve", "slice_of"]
+__all__ = ["CuratorState", "Source", "decide", "evolve", "requests_between", "slice_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,8 @@ class Source:
 class CuratorState:
     tasks: dict[str, tuple[TaskProposed, Source]] = field(default_factory=dict)
     episodes: dict[str, tuple[EpisodeEnded, Source]] = field(default_factory=dict)
+    #: task id -> its episodes' ids (a late task assesses only its own episodes)
+    episodes_of_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
     verdicts: dict[str, tuple[VerdictIssued, Source]] = field(default_factory=dict)
     failures: dict[str, FailureTraced] = field(default_factory=dict)
     #: episode id -> where its failure trace was read (a correction row's lineage)
@@ -101,8 +103,10 @@ def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> Cura
     if isinstance(event, EpisodeEnded):
         if event.episode_id in state.episodes:
             return state
+        of_task = (*state.episodes_of_task.get(event.task_id, ()), event.episode_id)
         state = replace(state, episodes={**state.episodes,
                                          event.episode_id: (event, Source.of(stored))},
+                        episodes_of_task={**state.episodes_of_task, event.task_id: of_task},
                         counts=_count(state, "episodes"))
         return _assess(state, event.episode_id)
     if isinstance(event, VerdictIssued):
@@ -170,9 +174,8 @@ def _replay_harness() -> Any:
 
 
 def _assess_task(state: CuratorState, task_id: str) -> CuratorState:
-    for episode_id, (episode, _) in state.episodes.items():
-        if episode.task_id == task_id:
-            state = _assess(state, episode_id)
+    for episode_id in state.episodes_of_task.get(task_id, ()):
+        state = _assess(state, episode_id)
     return state
 
 
@@ -241,7 +244,13 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
 def decide(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> list[Event]:
     """Review requests for episodes that became candidates (and, under an automatic policy,
     its decisions). Snapshots are the service's to write (`services.curator.snapshot`)."""
-    after = evolve(state, stored, policy)
+    return requests_between(state, evolve(state, stored, policy), policy)
+
+
+def requests_between(state: CuratorState, after: CuratorState,
+                     policy: AdmissionPolicy) -> list[Event]:
+    """`decide` given the state after the event (`after = evolve(state, …)`), so a caller
+    that keeps `after` folds each event once."""
     out: list[Event] = []
     for episode_id, status in after.status.items():
         if status != "candidate" or state.status.get(episode_id) == "candidate":

@@ -11,7 +11,7 @@ from schemas.envelope import Event
 from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
 from services.curator.corrections import DEFAULT_SHARE
-from services.curator.decide import CuratorState, decide, evolve
+from services.curator.decide import CuratorState, evolve, requests_between
 from services.curator.snapshot import snapshot_rows_ready, write_snapshot
 from services.dataflow.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
 from services.dataflow.store import Stored
@@ -46,17 +46,25 @@ class CuratorService:
         self.state = CuratorState()
         self.harness = new_harness("curator-replay")
         self._written: set[int] = set()  # snapshot numbers sent, not yet read back
+        #: (the event handle() folded, the state it folded it into, the result)
+        self._handled: tuple[Stored, CuratorState, CuratorState] | None = None
 
     def apply(self, stored: Stored) -> None:
         if isinstance(stored.event, ReviewRequested):
             # A stateful policy (the gate's) learns of every request, on restart too.
             self.policy.decide_request(stored.event)
-        self.state = evolve(self.state, stored, self.policy)
+        handled, self._handled = self._handled, None
+        if handled is not None and handled[0] is stored and handled[1] is self.state:
+            self.state = handled[2]  # folded once, in handle
+        else:
+            self.state = evolve(self.state, stored, self.policy)
 
     def handle(self, stored: Stored) -> list[tuple[Topic, Event]]:
-        out: list[tuple[Topic, Event]] = [(self.topics["flywheel.reviews"], e)
-                                          for e in decide(self.state, stored, self.policy)]
         after = evolve(self.state, stored, self.policy)
+        self._handled = (stored, self.state, after)  # apply(stored) takes it
+        out: list[tuple[Topic, Event]] = [
+            (self.topics["flywheel.reviews"], e)
+            for e in requests_between(self.state, after, self.policy)]
         number = len(after.snapshots) + 1
         ready = snapshot_rows_ready(after, self.correction_share)
         if ready >= self.snapshot_examples * number and number not in self._written:

@@ -367,3 +367,24 @@ def test_an_admission_that_arrives_before_a_held_out_verdict_admits_nothing(
         state = evolve(state, stored, pipe.curator.policy)
     assert state.status[kept] == "dropped:held_out_split"
     assert kept not in state.admitted and not state.pending_admissions
+
+
+def test_the_service_folds_each_event_once_so_a_failure_is_replayed_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """handle() folds the event and apply() takes that state: the oracle's correction replay
+    on the simulator (inside the fold) runs once per failing episode, not three times."""
+    import services.curator.decide as curator_decide
+
+    calls: list[str] = []
+    real = curator_decide.continuation
+
+    def counted(task, episode, failure, harness):  # type: ignore[no-untyped-def]
+        calls.append(episode.episode_id)
+        return real(task, episode, failure, harness)
+
+    monkeypatch.setattr(curator_decide, "continuation", counted)
+    pipe = Pipeline(tmp_path)
+    failing = [pipe.run(proposed(i=0, template=t), policy="random") for t in range(4)]
+    judged = [e for e in failing if e in pipe.state.corrections
+              or pipe.state.status[e] in ("dropped:no_correction", "dropped:failed")]
+    assert judged and sorted(calls) == sorted(set(calls)) and set(judged) <= set(calls)
