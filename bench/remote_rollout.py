@@ -130,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
           f"episodes/s, ratio {through / in_process:.3f}")
     if args.json is not None:
         write_report(args.json, "remote_rollout",
-                     {"in_process_episodes_per_s": in_process, "runners_episodes_per_s": through},
                      {"in_process_episodes_per_s": local_rates,
                       "runners_episodes_per_s": remote_rates},
                      {"through runners / in-process episodes/s": (through / in_process, AIM_RATIO)},

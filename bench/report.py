@@ -1,7 +1,7 @@
 """One JSON shape for the throughput benches (`bus`, `loop`, `remote_rollout`).
 
-`write_report(path, bench, medians, runs, aims)` writes the medians, every run's figure and,
-for each aim, its ratio, the bound and whether this run met it, so a reader (or a test)
+`write_report(path, bench, runs, aims)` writes every run's figures, their medians and, for
+each aim, its ratio, the bound and whether this run met it, so a reader (or a test)
 compares runs without parsing tables. Aims are `{name: (ratio, bound)}`: met when
 `ratio >= bound`.
 """
@@ -9,7 +9,9 @@ compares runs without parsing tables. Aims are `{name: (ratio, bound)}`: met whe
 from __future__ import annotations
 
 import json
+import os
 import platform
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,15 +20,14 @@ from typing import Any
 __all__ = ["aim_lines", "write_report"]
 
 
-def write_report(path: str | Path, bench: str, medians: Mapping[str, float],
-                 runs: Mapping[str, Sequence[float]],
+def write_report(path: str | Path, bench: str, runs: Mapping[str, Sequence[float]],
                  aims: Mapping[str, tuple[float, float]], **extra: Any) -> Path:
     """Writes the bench's figures to `path` (folders made) and returns it."""
     report = {
         "bench": bench,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"python": platform.python_version(), "cpus": _cpus()},
-        "medians": dict(medians),
+        "medians": {k: statistics.median(v) for k, v in runs.items()},
         "runs": {k: list(v) for k, v in runs.items()},
         "aims": {name: {"ratio": ratio, "at_least": bound, "met": ratio >= bound}
                  for name, (ratio, bound) in aims.items()},
@@ -45,6 +46,4 @@ def aim_lines(aims: Mapping[str, tuple[float, float]]) -> list[str]:
 
 
 def _cpus() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

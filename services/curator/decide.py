@@ -135,6 +135,10 @@ def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> Cura
     return state
 
 
+def _dropped(status: dict[str, str], episode_id: str) -> bool:
+    return status.get(episode_id, "").startswith("dropped:")
+
+
 def _decided(state: CuratorState, event: ReviewDecided, source: Source,
              policy: AdmissionPolicy) -> CuratorState:
     asked = state.reviews.get(event.review_id)
@@ -146,7 +150,7 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
     if isinstance(verdict, Admission):
         for episode_id in verdict.episode_ids:
             if episode_id not in asked or episode_id in admitted or episode_id in pending \
-                    or status.get(episode_id, "").startswith("dropped:"):
+                    or _dropped(status, episode_id):
                 continue
             if episode_id in state.assessed:
                 admitted[episode_id] = (verdict, source)
@@ -154,7 +158,7 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
                 pending[episode_id] = (verdict, source)
             status[episode_id] = "admitted"
         for episode_id in set(asked) - set(verdict.episode_ids):
-            if not status.get(episode_id, "").startswith("dropped:"):
+            if not _dropped(status, episode_id):
                 status[episode_id] = "rejected"
         return replace(state, status=status, admitted=admitted, pending_admissions=pending)
     for episode_id in asked:

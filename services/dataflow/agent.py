@@ -5,8 +5,8 @@ The agent reads the service's input topics as raw bytes, takes batches with
 codec (bad bytes go to `<topic>.dlq`, never crash the agent) and hands each batch to the
 `Runner` in a worker thread; an event the service fails on goes to the dead letters too,
 and a failure to fold ends the process (exit 70) for its supervisor to restart. A faust
-timer calls the service's `tick`. At-least-once: faust commits offsets of acknowledged events; the service's event store and derived ids
-make redeliveries no-ops. No faust tables: state lives in the event store.
+timer calls the service's `tick`. At-least-once: faust commits offsets of acknowledged
+events; the service's event store and derived ids make redeliveries no-ops. No faust tables: state lives in the event store.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def _quick_fetches() -> None:
 def _die(name: str, what: str) -> None:
     """Ends the process when folding `what` fails (a failing decide is dead-lettered
     instead): the state in memory may be half-folded, and a crashed faust agent would leave
-    the worker running with nothing consuming, a silent stall. Exiting is as safe as a kill -9 (outputs are flushed
-    before inputs are stored), and the supervisor restarts the service from its store."""
+    the worker running with nothing consuming, a silent stall. Exiting is as safe as a
+    kill -9 (outputs are flushed before inputs are stored), and the supervisor restarts the
+    service from its store."""
     logger.exception("%s failed on %s and stops (exit %d); it resumes from its event store "
                      "when restarted", name, what, CRASH_EXIT)
     for handler in logging.getLogger().handlers:
@@ -115,35 +116,37 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
                         value_serializer="raw")
     limit = bus.max_message_bytes
 
+    def dead_letter(item, error: Exception) -> None:  # type: ignore[no-untyped-def]
+        message = item.message
+        dead_letters.route(message.topic, message.partition, message.offset, message.key,
+                           item.value, error, tuple(message.headers or ()),
+                           consumer=app.conf.id)
+
+    batch: dict[str, object] = {}  # event id -> the faust event it was decoded from
+
+    def failed(stored: Stored, error: Exception) -> None:
+        """An event this service fails on (a bug, or an input it cannot take) goes to the
+        dead letters with the error; the service goes on with the next one."""
+        logger.exception("%s failed on %s event %s from %s; it goes to %s.dlq", name,
+                         stored.event.type, stored.event.event_id, stored.topic, stored.topic)
+        dead_letter(batch[stored.event.event_id], error)
+
     @app.agent(channel, name=f"{name}-agent")
     async def consume(stream):  # type: ignore[no-untyped-def]
         loop = asyncio.get_running_loop()
         async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
-            items, raw = [], {}
+            batch.clear()
+            items = []
             for item in events:
                 message = item.message
                 try:
                     event = decode(item.value, topics[message.topic], limit, key=message.key)
                 except SchemaError as error:
-                    dead_letters.route(message.topic, message.partition, message.offset,
-                                       message.key, item.value, error, tuple(message.headers or ()),
-                                       consumer=app.conf.id)
+                    dead_letter(item, error)
                     dead_letters.flush()  # durable before faust commits past it
                     continue
                 items.append(Stored(event, message.topic, message.partition, message.offset))
-                raw[event.event_id] = item
-
-            def failed(stored: Stored, error: Exception, raw: dict = raw) -> None:  # type: ignore[type-arg]
-                """A record this service fails on (a bug, or an input it cannot take) goes to
-                the dead letters with the error; the service goes on with the next one."""
-                logger.exception("%s failed on %s event %s from %s; it goes to %s.dlq", name,
-                                 stored.event.type, stored.event.event_id, stored.topic,
-                                 stored.topic)
-                message = raw[stored.event.event_id].message
-                dead_letters.route(message.topic, message.partition, message.offset,
-                                   message.key, raw[stored.event.event_id].value, error,
-                                   tuple(message.headers or ()), consumer=app.conf.id)
-
+                batch[event.event_id] = item
             if items:
                 try:
                     await loop.run_in_executor(None, runner.process, items, failed)

@@ -60,7 +60,6 @@ class Runner:
         self.processed = 0
         self.skipped = 0
         self.sent = 0
-        self.failed = 0  # inputs whose decide raised (handed to `on_failure`, not folded)
         self._lock = threading.Lock()  # the faust timer and agent may call in together
 
     def restore(self) -> int:
@@ -95,7 +94,6 @@ class Runner:
                 except Exception as error:
                     if on_failure is None:
                         raise
-                    self.failed += 1
                     on_failure(item, error)
                     continue
                 self.service.apply(item)
