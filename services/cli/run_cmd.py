@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -328,8 +329,9 @@ DurationOption = Annotated[float | None, typer.Option(
     "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
                               "Ctrl-C or SIGTERM.")]
 SimDevicesOption = Annotated[int | None, typer.Option(
-    "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …); default "
-                                 "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")]
+    "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …), through whose device "
+                                 "runners the rollout plays; 0: in-process phones, no step "
+                                 "events; default FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")]
 ExamplesOption = Annotated[int | None, typer.Option(
     "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
                               "until a snapshot of this many approved examples exists; 0 "
@@ -543,12 +545,23 @@ def _add_data_loop(parts: _RunParts, bootstrap: str, data_dir: Path, examples: i
     gate = parts.gate = start_with_run(bootstrap, data_dir, console, rotate_token=rotate_token)
     loop = parts.loop = DataLoop(bootstrap, data_dir, examples, policy=policy,
                                env={"FLYWHEEL_CURATOR_ADMISSION": admission,
+                                    **_rollout_devices_env(parts.fleet),
                                     **(learning_data_env() if learning else {})})
     loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
     console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
                   f"until {examples:,} approved examples are in a snapshot "
                   f"(logs in {loop.log_dir})")
     parts.supervisor.add("data loop", _data_loop_service(loop))
+
+
+def _rollout_devices_env(fleet: SimFleet | None) -> dict[str, str]:
+    """The rollout plays its episodes on the run's simulated phones, through their device
+    runners over `flywheel.actions` / `flywheel.observations` (so every step is an event in the
+    archive), unless FLYWHEEL_ROLLOUT_DEVICES names other devices; with `--sim-devices 0` it
+    plays on in-process phones (episodes only, no step events)."""
+    if "FLYWHEEL_ROLLOUT_DEVICES" in os.environ or fleet is None or not fleet.count:
+        return {}
+    return {"FLYWHEEL_ROLLOUT_DEVICES": ",".join(f"sim-{i}" for i in range(fleet.count))}
 
 
 def _add_training(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int,

@@ -98,7 +98,14 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     pool = ThreadPoolExecutor(concurrency, thread_name_prefix="rollout")
 
     def run_share(worker: Rollout, share: list[TaskProposed]) -> list:
-        return [worker.run(task) for task in share]
+        """The share's episodes, in order, until `stop` is set: a stop mid-batch leaves the
+        rest unplayed (and the batch uncommitted, so they are redelivered)."""
+        done = []
+        for task in share:
+            if stop.is_set():
+                break
+            done.append(worker.run(task))
+        return done
 
     try:
         with TypedBatchConsumer(bootstrap, [tasks], settings.group_id, client_id="rollout",
@@ -125,6 +132,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
                         future.get(timeout=SEND_TIMEOUT_S)
                     stats.busy_s += time.monotonic() - began
                     stats.device_s = sum(w.device_s for w in workers)
+                    if len(sent) < 2 * len(batch):
+                        break  # stopped mid-batch: the unplayed tasks are redelivered
                 consumer.commit()
                 if batch and on_batch is not None:
                     on_batch(stats)

@@ -36,8 +36,9 @@ def _run_env(data_dir: Path) -> dict[str, str]:
 def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> None:
     data_dir = tmp_path / "var"
     env = _run_env(data_dir)
+    # The default path: the rollout plays on the run's sim phones through their device runners.
     result = subprocess.run([sys.executable, "-m", "services.cli.main", "run", "--quick", "--examples",
-                             str(EXAMPLES), "--sim-devices", "0", "--generations", "0"], env=env, capture_output=True,
+                             str(EXAMPLES), "--generations", "0"], env=env, capture_output=True,
                             text=True, timeout=WAIT_S, check=False)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -72,6 +73,37 @@ def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> 
         [files, [r["episode_event_id"] for r in rows], [r["episode_partition"] for r in rows],
          [r["episode_offset"] for r in rows]]).fetchone()[0]
     assert found == len(rows)
+    _assert_every_device_step_is_an_event(con, files)
+
+
+def _assert_every_device_step_is_an_event(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    """Every archived episode's steps that reached the phone (all but the harness's planner
+    actions: memory, skills, sub-agents, answers) are one `action.requested` ('act') each, and
+    every request of the run has exactly one `observation.recorded` (same episode and step)."""
+    from devices.harness.planner import PLANNER_ACTIONS
+
+    events = "read_parquet(?, hive_partitioning=true)"
+    ended = con.execute(
+        f"SELECT json_extract_string(payload, '$.episode_id'), "
+        f"json_extract_string(payload, '$.outcome'), payload FROM {events} "
+        f"WHERE type = 'episode.ended'", [files]).fetchall()
+    acts = dict(con.execute(
+        f"SELECT json_extract_string(payload, '$.episode_id'), count(*) FROM {events} "
+        f"WHERE type = 'action.requested' AND json_extract_string(payload, '$.request') = 'act' "
+        f"GROUP BY 1", [files]).fetchall())
+    assert ended, "no episode was archived"
+    for episode_id, outcome, payload in ended:
+        steps = json.loads(payload)["steps"]
+        on_device = sum(s["action"]["action_type"] not in PLANNER_ACTIONS for s in steps)
+        assert acts.get(episode_id, 0) == on_device, (episode_id, outcome, on_device, acts.get(episode_id))
+    assert sum(acts.values()) > 0, "no device action was an event"
+    unanswered = con.execute(
+        f"SELECT count(*) FROM (SELECT json_extract_string(payload, '$.episode_id') e, "
+        f"json_extract(payload, '$.step')::INT s, count(*) FILTER (WHERE type = 'action.requested') a, "
+        f"count(*) FILTER (WHERE type = 'observation.recorded') o FROM {events} "
+        f"WHERE topic IN ('flywheel.actions', 'flywheel.observations') GROUP BY 1, 2) "
+        f"WHERE a != 1 OR o != 1", [files]).fetchone()[0]
+    assert unanswered == 0, f"{unanswered} device steps lack their one request or one answer"
 
 
 @pytest.mark.timeout(1200)  # a hang guard: the data phase plus two training generations

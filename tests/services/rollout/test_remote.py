@@ -248,3 +248,51 @@ def test_bad_device_lists_get_one_sentence(monkeypatch: pytest.MonkeyPatch) -> N
     assert load_rollout_settings().device_ids == ["sim-0", "sim-1"]
     monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", "")
     assert load_rollout_settings().device_ids == []
+
+
+#: Set by `_StopsTheServiceOnItsFirstAction`; the service under test stops on it.
+SERVICE_STOP = threading.Event()
+
+
+class _StopsTheServiceOnItsFirstAction(ScriptedOracle):
+    """The oracle, which asks the rollout service to stop as its first episode begins."""
+
+    def next_action(self, observation: Any) -> Any:
+        SERVICE_STOP.set()
+        return super().next_action(observation)
+
+
+def test_a_stop_mid_batch_plays_no_more_tasks_and_leaves_the_batch_to_be_redelivered(
+        bootstrap: str, fresh_topic, tmp_path: Path) -> None:
+    """A stopping rollout finishes the episode in hand and plays none of the batch's other
+    tasks (a batch of 64 through slow devices took ~40 s and outlived the stop grace); nothing
+    is committed, so a restart in the same group plays every task, the first one again."""
+    tasks_topic, episodes = fresh_topic("flywheel.tasks"), fresh_topic("flywheel.episodes")
+    tasks = _tasks(6)
+    group = f"r-{uuid.uuid4().hex[:8]}"
+    with TypedProducer(bootstrap, client_id="test-generator") as producer:
+        for task in tasks:
+            producer.send(tasks_topic, task)
+    policy = f"{__name__}:_StopsTheServiceOnItsFirstAction"
+    settings = RolloutSettings(policy=policy, concurrency=1, group_id=group, poll_timeout_ms=500)
+    SERVICE_STOP.clear()
+    first = run_rollout(settings, bootstrap, tmp_path, SERVICE_STOP, tasks=tasks_topic,
+                        episodes=episodes)
+    assert first.episodes == 1, first.episodes
+    again = RolloutSettings(policy="oracle", concurrency=1, group_id=group, poll_timeout_ms=500)
+    stop = threading.Event()
+    stats = run_rollout_until(again, bootstrap, tmp_path, stop, tasks_topic, episodes, len(tasks))
+    assert stats.episodes == len(tasks), stats.episodes
+
+
+def run_rollout_until(settings: RolloutSettings, bootstrap: str, data_dir: Path,
+                      stop: threading.Event, tasks: Topic, episodes: Topic, count: int) -> Any:
+    """Runs the rollout service until it has played `count` episodes (or the deadline)."""
+    deadline = time.monotonic() + DEADLINE_S
+
+    def on_batch(stats: Any) -> None:
+        if stats.episodes >= count or time.monotonic() > deadline:
+            stop.set()
+
+    return run_rollout(settings, bootstrap, data_dir, stop, tasks=tasks, episodes=episodes,
+                       on_batch=on_batch)
