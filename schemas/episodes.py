@@ -39,6 +39,10 @@ class Step(Frozen):
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     latency_ms: float = Field(default=0.0, ge=0)
     tool_calls: int = Field(default=0, ge=0, description="Tool calls this step made.")
+    target: bool = Field(default=True, description="False for a step no training row may teach: "
+                         "a deliberate slip (the rollout's recovery share) that the phone "
+                         "refused; it stays in the history of the rows after it, which show the "
+                         "error and the way on.")
 
 
 class ActionRequested(Event):

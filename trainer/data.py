@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from devices.harness.answer import InvalidAction, format_action, parse_completion
 from devices.harness.context import CONTEXT_VERSION, drop_oldest_steps, step_count
-from schemas.actions import ToolCall
+from devices.suite.slips import slip_for
 
 __all__ = ["RenderReport", "RowTooLong", "Snapshot", "SnapshotError", "build_oracle_snapshot", "filter_snapshot",
            "pack_episodes", "read_snapshot", "render_examples"]
@@ -280,20 +280,6 @@ def filter_snapshot(snapshot_dir: str | Path, out_dir: str | Path, *, templates:
     return out
 
 
-def _slip(action: Any, rng: random.Random) -> Any | None:
-    """A plausible first mistake in place of the oracle's tool call `action`: the same call with one
-    id argument pointing nowhere (not_found), else the call to a verb the app does not have
-    (unknown tool); None when `action` is no tool call."""
-    if not isinstance(action, ToolCall):
-        return None
-    keys = [k for k, v in (action.arguments or {}).items() if isinstance(v, str) and (k == "id" or k.endswith("_id"))]
-    if keys:
-        key = rng.choice(keys)
-        return action.model_copy(update={"arguments": {**action.arguments, key: f"{key[:2]}{rng.randrange(16**6):06x}x"}})
-    app, _, verb = action.name.partition(".")
-    return action.model_copy(update={"name": f"{app}.{verb}_all" if verb else f"{app}_all"})
-
-
 def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_template: int = 1,
                           suite_seed: int = 0, templates: list[str] | None = None,
                           tiers: list[str] | None = None, snapshot_id: str | None = None,
@@ -328,7 +314,7 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
         slip = {"pending": rng.random() < recovery, "done": False}
 
         def on_step(step: int, _observation: Any, action: Any) -> None:
-            wrong = _slip(action, rng) if slip["pending"] else None
+            wrong = slip_for(action, rng) if slip["pending"] else None
             if wrong is not None:
                 saved = harness.snapshot()
                 answer = harness.act(wrong)

@@ -546,6 +546,7 @@ def _add_data_loop(parts: _RunParts, bootstrap: str, data_dir: Path, examples: i
     loop = parts.loop = DataLoop(bootstrap, data_dir, examples, policy=policy,
                                env={"FLYWHEEL_CURATOR_ADMISSION": admission,
                                     **_rollout_devices_env(parts.fleet),
+                                    **({} if learning else _recovery_env()),
                                     **(learning_data_env() if learning else {})})
     loop.review_waiting = lambda: gate.gate.queue.counts()["waiting"]
     console.print(f"data flywheel: generator, rollout ({policy}), verifier and curator "
@@ -562,6 +563,19 @@ def _rollout_devices_env(fleet: SimFleet | None) -> dict[str, str]:
     if "FLYWHEEL_ROLLOUT_DEVICES" in os.environ or fleet is None or not fleet.count:
         return {}
     return {"FLYWHEEL_ROLLOUT_DEVICES": ",".join(f"sim-{i}" for i in range(fleet.count))}
+
+
+#: `--quick` and `--examples` runs: the share of oracle episodes that slip once and recover
+#: (recovery rows in the snapshot). The default learning run keeps 0: its figures were measured
+#: without them.
+QUICK_RECOVERY = 0.3
+
+
+def _recovery_env() -> dict[str, str]:
+    """FLYWHEEL_ROLLOUT_RECOVERY for the run's rollout, unless the environment sets it."""
+    if "FLYWHEEL_ROLLOUT_RECOVERY" in os.environ:
+        return {}
+    return {"FLYWHEEL_ROLLOUT_RECOVERY": str(QUICK_RECOVERY)}
 
 
 def _add_training(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int,

@@ -127,17 +127,18 @@ class Supervisor:
         return None
 
     def stop(self, timeout_s: float = JOIN_TIMEOUT_S) -> list[str]:
-        """Asks every service to stop and waits for them; returns the names still running."""
-        for service in self.services:
-            service.stop.set()
+        """Stops the services in the reverse of the order they were added, each after the one
+        added after it has stopped (the data loop before the device runners its rollout plays
+        on, so its last episode is not cut off); returns the names still running."""
         deadline = self.clock() + timeout_s
         stuck = []
-        for service in self.services:
+        for service in reversed(self.services):
+            service.stop.set()
             if service.thread is not None:
                 service.thread.join(max(0.0, deadline - self.clock()))
                 if service.thread.is_alive():
                     stuck.append(service.name)
-        return stuck
+        return stuck[::-1]
 
     def summary(self) -> list[tuple[str, str]]:
         """(service, what happened) for the run's summary table."""

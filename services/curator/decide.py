@@ -23,6 +23,7 @@ from schemas.training import DatasetSnapshotted
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.curator.corrections import Continuation, continuation
 from services.curator.dedupe import NEAR_THRESHOLD, exact_signature, jaccard, tokens
+from services.curator.examples import trained_steps
 from services.dataflow.admission import Admission, AdmissionPolicy
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
@@ -269,7 +270,7 @@ def requests_between(state: CuratorState, after: CuratorState,
                        f"— {after.corrections[episode_id]} rows")
         else:
             summary = (f"{slice_of(task)}: {len(episode.steps)} steps by {episode.policy}, "
-                       f"verified score {verdict.score:.2f} — {len(episode.steps)} rows")
+                       f"verified score {verdict.score:.2f} — {trained_steps(episode)} rows")
         request = ReviewRequested(
             event_id=derived_id("review.requested", episode_id),
             review_id=derived_id("review", episode_id)[:24], subject="episode",

@@ -25,6 +25,7 @@ __all__ = [
     "pairs_from_header",
     "rebuilt_pairs",
     "recorded_pairs",
+    "trained_steps",
 ]
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,12 @@ def pairs_from_header(header: str, steps: list[Step]) -> list[tuple[str, str]]:
     chat = episode_messages(header, [(s.action, s.observation) for s in steps])  # rendered once
     return [(json.dumps(chat[:1 + 2 * i], ensure_ascii=False), format_action(step.action))
             for i, step in enumerate(steps)]
+
+
+def trained_steps(episode: Any) -> int:
+    """How many rows an episode gives: its steps but the rollout's deliberate slips
+    (`Step.target` False), which stay in the later rows' history and are never taught."""
+    return sum(1 for step in episode.steps if step.target)
 
 
 def recorded_pairs(episode: Any) -> list[tuple[str, str]] | None:

@@ -51,7 +51,7 @@ from devices.suite.template import PoolError
 from schemas.training import DatasetSnapshotted, OffsetRange
 from services.curator.corrections import DEFAULT_SHARE, Continuation, continuation, usable_rows
 from services.curator.decide import CuratorState, Source, slice_of
-from services.curator.examples import CONTEXT_VERSION, rebuilt_pairs, recorded_pairs
+from services.curator.examples import CONTEXT_VERSION, rebuilt_pairs, recorded_pairs, trained_steps
 from services.dataflow.corrections import mix_corrections
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
@@ -83,6 +83,8 @@ COLUMNS: dict[str, pa.DataType] = {
     "harness": pa.string(), "verifier": pa.string(), "verdict_score": pa.float64(),
     "review_id": pa.string(), "review_decision_id": pa.string(),
     "admission_policy": pa.string(), "context_version": pa.string(),
+    # True on rows after a deliberate slip of the rollout (the error in the history, the way on).
+    "recovery": pa.bool_(),
     **{f"{what}_{col}": kind for what in ("task", "episode", "verdict", "decision")
        for col, kind in (("event_id", pa.string()), ("topic", pa.string()),
                          ("partition", pa.int32()), ("offset", pa.int64()))},
@@ -122,7 +124,7 @@ def choose_episodes(state: CuratorState, target_rows: int) -> list[str]:
         episode_id = by_slice[key].pop(0)
         chosen.append(episode_id)
         taken[key] += 1
-        rows += len(state.episodes[episode_id][0].steps)
+        rows += trained_steps(state.episodes[episode_id][0])
     return chosen
 
 
@@ -151,16 +153,20 @@ def build_rows(state: CuratorState, episode_ids: list[str], admission_policy: st
             logger.warning("episode %s has no recorded context and no harness rebuilds it: no rows",
                            episode_id)
             continue
+        slipped = False  # a deliberate slip (never a row) came before: the row shows recovery
         for step, (prompt, completion) in zip(episode.steps, pairs, strict=True):
+            if not step.target:
+                slipped = True
+                continue
             rows.append(_row(state, episode_id, "demonstration", f"{episode_id}:{step.index}",
                              step.index, prompt, completion, step.action.action_type,
-                             admission_policy, CONTEXT_VERSION))
+                             admission_policy, CONTEXT_VERSION, recovery=slipped))
     return rows
 
 
 def _row(state: CuratorState, episode_id: str, kind: str, example_id: str, step_index: int,
          prompt: str, completion: str, action_type: str, admission_policy: str,
-         context_version: str) -> dict[str, Any]:
+         context_version: str, *, recovery: bool = False) -> dict[str, Any]:
     episode, episode_source = state.episodes[episode_id]
     verdict, verdict_source = state.verdicts[episode_id]
     task, task_source = state.tasks[episode.task_id]
@@ -175,7 +181,7 @@ def _row(state: CuratorState, episode_id: str, kind: str, example_id: str, step_
         "harness": episode.harness, "verifier": verdict.verifier,
         "verdict_score": verdict.score, "review_id": admission.review_id,
         "review_decision_id": admission.decision_id, "admission_policy": admission_policy,
-        "context_version": context_version,
+        "context_version": context_version, "recovery": recovery,
         **_lineage("task", task_source), **_lineage("episode", episode_source),
         **_lineage("verdict", verdict_source), **_lineage("decision", decision_source),
         **(_lineage("failure", state.failure_sources[episode_id]) if kind == "correction"
@@ -247,7 +253,7 @@ def _sha256(path: Path) -> str:
 def snapshot_rows_ready(state: CuratorState, share: float = DEFAULT_SHARE) -> int:
     """Admitted rows a snapshot can hold at `share`: every demonstration step plus the
     admitted corrections' rows up to that share (the service's trigger counts these)."""
-    demonstrations = sum(len(state.episodes[e][0].steps) for e in state.admitted
+    demonstrations = sum(trained_steps(state.episodes[e][0]) for e in state.admitted
                          if e not in state.corrections)
     corrections = sum(state.corrections[e] for e in state.admitted if e in state.corrections)
     return usable_rows(demonstrations, corrections, share)
@@ -279,7 +285,7 @@ def _choose_demonstrations(state: CuratorState, target_rows: int, corrections: i
     want = target_rows - min(corrections, round(target_rows * share))
     while True:
         chosen = choose_episodes(state, want)
-        rows = sum(len(state.episodes[e][0].steps) for e in chosen)
+        rows = sum(trained_steps(state.episodes[e][0]) for e in chosen)
         total = usable_rows(rows, corrections, share)
         if total >= target_rows or len(chosen) >= demonstrations:
             return chosen
@@ -377,6 +383,7 @@ def write_recipe(state: CuratorState, chosen: list[str], available: list[dict[st
     counts.update({"episodes_in_snapshot": len(chosen_all),
                    "held_back_by_rebalance": int(counts.get("admitted_episodes", 0)) - len(chosen_all),
                    "correction_rows": sum(r["kind"] == "correction" for r in rows),
+                   "recovery_rows": sum(bool(r["recovery"]) for r in rows),
                    "correction_failures": len(corrections["failures"]),
                    "correction_rows_available": corrections["rows_available"]})
     files = {"data.parquet": _sha256(data_path)}

@@ -130,7 +130,8 @@ class Rollout:
                 calls = _tool_calls(action)
                 steps.append(Step(index=len(steps), action=action, observation=observation,
                                   thought=getattr(self.policy, "last_thought", None),
-                                  tokens=usage, latency_ms=latency, tool_calls=calls))
+                                  tokens=usage, latency_ms=latency, tool_calls=calls,
+                                  target=getattr(self.policy, "last_target", True) is not False))
                 total = TokenUsage(prompt=total.prompt + usage.prompt,
                                    completion=total.completion + usage.completion,
                                    reasoning=total.reasoning + usage.reasoning)

@@ -91,7 +91,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
     spec = HarnessRegistry.at_data_dir(data_dir).current_spec()
     logger.info("rollouts run in harness %s", spec.version)
     devices = [Harness(device, spec) for device in devices]
-    workers = [Rollout(device, load_policy(settings.policy, i), settings.policy, blobs,
+    workers = [Rollout(device, load_policy(settings.policy, i, recovery=settings.recovery),
+                       settings.policy, blobs,
                        environment=environment, call_timeout_s=settings.call_timeout_s,
                        suite_seed=settings.suite_seed)
                for i, device in enumerate(devices)]

@@ -21,6 +21,9 @@ class RolloutSettings(BaseSettings):
 
     policy: str = Field(default="oracle", min_length=1,
                         description="oracle, random, noop, or MODULE:CLASS of a policy class.")
+    recovery: float = Field(default=0.0, ge=0, le=1, description="Share of oracle episodes "
+                            "that first play one slip the phone refuses (a wrong id or verb), "
+                            "then the oracle's way on: recovery rows; the slip is never a row.")
     concurrency: int = Field(default=4, ge=1, le=256,
                              description="Episodes run at once (one simulated phone each).")
     call_timeout_s: float = Field(default=30.0, ge=0, description="A policy or device call "

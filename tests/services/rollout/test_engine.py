@@ -109,3 +109,55 @@ def test_per_step_tokens_come_from_the_policy(tmp_path: Path) -> None:
     _, ended = rollout.run(proposed())
     assert [(s.tokens.prompt, s.tokens.completion) for s in ended.steps] == [(100, 7)]
     assert ended.total_tokens.prompt == 100 and ended.total_tokens.completion == 7
+
+
+def _rolled_with_slips(task, blobs: Path, share: float):  # type: ignore[no-untyped-def]
+    from services.rollout.policies import SlippingOracle
+
+    assert isinstance(load_policy("oracle", recovery=share), SlippingOracle)
+    rollout = Rollout(SimPhone("test-sim"), load_policy("oracle", recovery=share), "oracle",
+                      BlobStore(blobs))
+    try:
+        return rollout.run(task)[1]
+    finally:
+        rollout.close()
+
+
+def test_a_slipping_oracle_records_one_refused_slip_as_no_target_and_still_passes(
+        tmp_path: Path) -> None:
+    """Share 1: every episode with a tool call plays one slip first; the phone refuses it, its
+    step says target=False, the next step is the oracle's own action, and the verifier passes
+    the episode as it passes the plain oracle's (the slip changed nothing)."""
+    from devices.harness import Harness
+    from services.verifier.decide import World, judge
+
+    slipped = 0
+    for template in range(12):
+        task = proposed(i=3, template=template)
+        plain = roll(task, tmp_path / "plain")[1]
+        ended = _rolled_with_slips(task, tmp_path / "slip", 1.0)
+        misses = [s for s in ended.steps if not s.target]
+        if not any(s.action.action_type == "tool_call" for s in plain.steps):
+            assert not misses
+            continue
+        slipped += 1
+        assert len(misses) == 1, ended.steps
+        miss = misses[0]
+        assert miss.observation.result is not None and not miss.observation.result.ok
+        # Without the slip, the steps are the plain oracle's, in order.
+        kept = [s.action for s in ended.steps if s.target]
+        assert kept == [s.action for s in plain.steps]
+        world = World(BlobStore(tmp_path / "slip"), Harness(SimPhone("verifier")))
+        verdict = judge(task, ended, world)[0]
+        assert verdict.passed and verdict.score == 1.0, (task.template, verdict)
+        # The same task slips the same way again (redelivery repeats the episode).
+        again = _rolled_with_slips(task, tmp_path / "slip", 1.0)
+        assert [s.action for s in again.steps] == [s.action for s in ended.steps]
+    assert slipped >= 6
+
+
+def test_a_share_of_zero_is_the_plain_oracle_and_every_step_is_a_target(tmp_path: Path) -> None:
+    task = proposed(i=2)
+    ended = roll(task, tmp_path)[1]
+    assert type(load_policy("oracle")).__name__ == "ScriptedOracle"
+    assert all(step.target for step in ended.steps)
