@@ -565,7 +565,7 @@ def _rollout_devices_env(fleet: SimFleet | None) -> dict[str, str]:
     return {"FLYWHEEL_ROLLOUT_DEVICES": ",".join(f"sim-{i}" for i in range(fleet.count))}
 
 
-#: `--quick` and `--examples` runs: the share of oracle episodes that slip once and recover
+#: `--quick` runs: the share of oracle episodes that slip once and recover
 #: (recovery rows in the snapshot). The default learning run keeps 0: its figures were measured
 #: without them.
 QUICK_RECOVERY = 0.3

@@ -1,6 +1,8 @@
 """The rollout loop: poll tasks, run their episodes on N simulated phones at once, publish
 `episode.started` / `episode.ended`, then commit (at-least-once; episode and event ids are
-derived from the task, so a redelivered task repeats the same events)."""
+derived from the task, so a redelivered task repeats the same episode events). Through device
+runners, a redelivered task is played again on the phone: its `action.requested` ids are new
+(the runner tells a new attempt's step 0 from a redelivered request by that id)."""
 
 from __future__ import annotations
 
