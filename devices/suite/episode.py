@@ -1,10 +1,17 @@
 """The episode loop: one task instance through the harness, step by step, then its score.
 
-`play` is the loop (reset, begin, act until `max_steps` or done) with one hook, `on_step(index,
+`play` is the loop (reset, begin, act until `max_steps` or done) with two hooks: `on_step(index,
 observation, action)`, called after the policy chose an action and before the harness runs it
-(what recording, teacher forcing and slips need); `run_episode` plays and scores the final state.
-The policy sees the goal, the harness's catalogue and observations only; the oracle alone is
-prepared with the task (it is the suite's own privileged expert).
+(what recording, teacher forcing and slips need), and `after_step(index, action, observation)`
+with what the phone answered (what a recorded episode keeps); `run_episode` plays and scores the
+final state. The policy sees the goal, the harness's catalogue and observations only; the oracle
+alone is prepared with the task (it is the suite's own privileged expert; a service's scripted
+oracle is prepared by its caller before `play`).
+
+Every in-process episode of the suite, the evolver's gate, the generator's oracle check and the
+curator's corrections runs here; `tests/devices/suite/test_one_episode_loop.py` names the few
+loops that may stand apart (the rollout's guarded loop, batched evaluation, the phone's, the
+fingerprint's reference loop) and fails on any new one.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.scoring import score_final_state
 
-__all__ = ["Alongside", "EpisodeResult", "Played", "StepHook", "play", "run_episode", "score_state"]
+__all__ = ["AfterStep", "Alongside", "EpisodeResult", "Played", "StepHook", "play", "run_episode",
+           "score_state"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +66,8 @@ class Played:
 
 
 StepHook = Callable[[int, Any, Any], None]
+#: `after_step(index, action, observation)`: the step's action and what the phone answered.
+AfterStep = Callable[[int, Any, Any], None]
 
 
 class Alongside:
@@ -76,10 +86,12 @@ class Alongside:
 
 
 def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec | None = None,
-         on_step: StepHook | None = None, max_steps: int | None = None) -> Played:
+         on_step: StepHook | None = None, after_step: AfterStep | None = None,
+         max_steps: int | None = None) -> Played:
     """Resets the harnessed `device` to `task` and lets `policy` act up to `max_steps` (default the
     task's) or until the episode is done; `on_step(index, observation, action)` sees each step
-    before it runs. A device error ends the episode early (`Played.error`)."""
+    before it runs, `after_step(index, action, observation)` after. A device error ends the
+    episode early (`Played.error`); a policy's own error is raised to the caller."""
     harness = device if isinstance(device, Harness) else Harness(device, spec)
     observation = harness.reset(task)
     if isinstance(policy, OraclePolicy):
@@ -96,6 +108,8 @@ def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec |
         except DeviceError as exc:
             logger.warning("episode %s ended early: %s", task.task_id, exc)
             return Played(harness, actions, observation, False, exc)
+        if after_step is not None:
+            after_step(len(actions), action, observation)
         actions.append(action)
     return Played(harness, actions, observation, bool(observation.done))
 

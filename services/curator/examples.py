@@ -64,26 +64,49 @@ def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: An
     """The oracle's continuation from the failing state as (context, action) pairs, and the
     step it starts at: first after the wrong step (teaching recovery), else instead of it.
     None when the oracle cannot finish the task from either state."""
+    from devices.suite.episode import play
     from services.dataflow.tasks import ScriptedOracle, score_final_state
 
     for start in (first_wrong + 1, first_wrong):
         if start > len(steps) or (start > 0 and steps[start - 1].action.action_type == "finish"):
             continue
-        observation = harness.reset(task)
-        for step in steps[:start]:
-            observation = harness.act(step.action)
         oracle = ScriptedOracle()
         oracle.prepare(task)
-        oracle.begin(task.goal, harness.catalogue())
+        policy = _Resumed([step.action for step in steps[:start]], oracle)
         pairs: list[tuple[str, str]] = []
+
+        def record(index: int, _observation: Any, action: Any, start: int = start,
+                   pairs: list[tuple[str, str]] = pairs) -> None:
+            if index >= start:  # the oracle's own steps, not the replayed ones
+                pairs.append((harness.context(), format_action(action)))
+
         try:
-            while start + len(pairs) < task.max_steps and not observation.done:
-                context = harness.context()
-                action = oracle.next_action(observation)
-                pairs.append((context, format_action(action)))
-                observation = harness.act(action)
+            played = play(harness, task, policy, on_step=record)
         except (LookupError, ValueError, RuntimeError):
             continue  # the state misleads the oracle: no continuation from here
+        if played.error is not None:
+            raise played.error
         if pairs and score_final_state(task, harness.final_state()) >= 1.0:
             return start, pairs
     return None
+
+
+class _Resumed:
+    """Replays a failed episode's first actions, then hands the episode to the oracle, which
+    begins (goal and catalogue) only then, so its first look is at the state they left."""
+
+    def __init__(self, prefix: list[Any], oracle: Any) -> None:
+        self.prefix, self.oracle = list(prefix), oracle
+        self.name = "oracle"
+        self._begin: tuple[str, Any] | None = None
+
+    def begin(self, goal: str, catalogue: Any) -> None:
+        self._begin = (goal, catalogue)
+
+    def next_action(self, observation: Any) -> Any:
+        if self.prefix:
+            return self.prefix.pop(0)
+        if self._begin is not None:
+            self.oracle.begin(*self._begin)
+            self._begin = None
+        return self.oracle.next_action(observation)

@@ -113,17 +113,16 @@ def _chain(parts: list[tuple[str, dict[str, Any]]], observe: Observe) -> Iterato
 
 
 def oracle_actions(task: TaskInstance, harness: Harness) -> tuple[list[Any], float]:
-    """Runs the oracle through `harness` (reset to `task`): its actions and the score."""
-    observation = harness.reset(task)
+    """Runs the oracle through `harness` (reset to `task`, the one episode loop): its actions and
+    the score. A device error is raised (the harness is the caller's simulator)."""
+    from devices.suite.episode import play
+
     oracle = ScriptedOracle()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    actions = []
-    while len(actions) < task.max_steps and not observation.done:
-        action = oracle.next_action(observation)
-        actions.append(action)
-        observation = harness.act(action)
-    return actions, score_final_state(task, harness.final_state())
+    oracle.prepare(task)  # the privileged oracle is prepared here; `play` prepares only the suite's
+    played = play(harness, task, oracle)
+    if played.error is not None:
+        raise played.error
+    return played.actions, score_final_state(task, harness.final_state())
 
 
 def untouched_score(task: TaskInstance, harness: Harness) -> float:

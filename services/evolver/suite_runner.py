@@ -14,6 +14,7 @@ from typing import Any
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
 from devices.sim import SimPhone
+from devices.suite.episode import play
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.registry import templates_for
@@ -151,35 +152,30 @@ def _demonstrations(harness: Harness, tasks: Sequence[Any], policy: Policy, vers
 def play_episode(harness: Harness, task: Any, policy: Policy) -> tuple[list[Step], str, str | None]:
     """One episode in the harness: its steps, its outcome, and why it ended early if it did.
     A policy that raises ends its own episode ('error'); the state it left is still scored."""
-    observation = harness.reset(task)
     steps: list[Step] = []
+
+    def record(index: int, action: Any, observation: Any) -> None:
+        steps.append(Step(index=index, action=action, observation=observation))
+
     try:
-        if isinstance(policy, OraclePolicy):
-            policy.prepare(task)
-        policy.begin(task.goal, harness.catalogue())
-        while len(steps) < task.max_steps and not observation.done:
-            action = policy.next_action(observation)
-            observation = harness.act(action)
-            steps.append(Step(index=len(steps), action=action, observation=observation))
+        played = play(harness, task, policy, after_step=record)
     except Exception as error:  # noqa: BLE001 - a policy bug fails its episode, not the gate
         logger.info("episode of %s ended by the policy: %s", task.task_id, error)
         return steps, "error", f"{type(error).__name__}: {error}"
-    return steps, "finished" if observation.done else "max_steps", None
+    if played.error is not None:
+        return steps, "error", f"{type(played.error).__name__}: {played.error}"
+    return steps, "finished" if played.finished else "max_steps", None
 
 
 def oracle_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:
     """The oracle's tool calls on `task` (what a planner would pass the skill)."""
-    harness = Harness(SimPhone())
-    observation = harness.reset(task)
-    oracle = OraclePolicy()
-    oracle.prepare(task)
-    oracle.begin(task.goal, harness.catalogue())
-    calls = []
-    while not observation.done:
-        action = oracle.next_action(observation)
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def collect(_index: int, _observation: Any, action: Any) -> None:
         if action.action_type == "tool_call":
             calls.append((action.name, dict(action.arguments)))
-        observation = harness.act(action)
+
+    play(Harness(SimPhone()), task, OraclePolicy(), on_step=collect)
     return calls
 
 
