@@ -1,9 +1,9 @@
 """The simulator's tool registry: every app module registers its handlers with `@tool`.
 
-The spec and argument-check side lives in the shared kit: `ToolSpec` (devices.kit.specs), the
-typed failures and result builders (devices.kit.errors) and the JSON-Schema builders and compiled
-checker (devices.kit.validators); they stay importable from here. Each tool's `parameters` is
-compiled once, at registration, into plain Python checks.
+The spec and argument-check side lives in the shared kit: `ToolSpec` (devices.kit.specs) and the
+typed failures and result builders (devices.kit.errors), which stay importable from here, and the
+JSON-Schema builders and compiled checker (devices.kit.validators), which the apps import from
+there. Each tool's `parameters` is compiled once, at registration, into plain Python checks.
 """
 
 from __future__ import annotations
@@ -24,22 +24,11 @@ from devices.kit.errors import (
     tool_ok,
 )
 from devices.kit.specs import ToolSpec
-from devices.kit.validators import (
-    Checker,
-    any_value,
-    array,
-    boolean,
-    compile_validator,
-    integer,
-    number,
-    obj,
-    string,
-)
+from devices.kit.validators import Checker, compile_validator, obj
 
 __all__ = [
     "REGISTRY",
     "BadArguments",
-    "Checker",
     "Conflict",
     "NotFound",
     "PermissionDenied",
@@ -47,14 +36,6 @@ __all__ = [
     "ToolFailure",
     "ToolSpec",
     "Unsupported",
-    "any_value",
-    "array",
-    "boolean",
-    "compile_validator",
-    "integer",
-    "number",
-    "obj",
-    "string",
     "tool",
     "tool_error",
     "tool_ok",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from services.cli.suite_cmd import SplitName
 
 __all__ = ["register"]
 
@@ -21,12 +22,6 @@ train_app = typer.Typer(help="Train the planner: SFT, GRPO+CARE, or the whole ge
                         no_args_is_help=True)
 console = Console()
 err_console = Console(stderr=True)
-
-
-class SplitName(str, Enum):
-    train = "train"
-    dev = "dev"
-    test = "test"
 
 
 def _fail(message: str) -> typer.Exit:

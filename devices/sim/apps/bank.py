@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import number, string
 from devices.sim.apps.common import DATE, matches, now_iso, out, outs, require
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import BadArguments, Conflict, NotFound, number, string, tool
+from devices.sim.tools import BadArguments, Conflict, NotFound, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 

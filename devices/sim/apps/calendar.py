@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import array, integer, string
 from devices.sim.apps.common import (
     DATE,
     DATETIME,
@@ -16,9 +17,10 @@ from devices.sim.apps.common import (
     pick_changes,
     require,
 )
+from devices.sim.apps.records import delete_button, delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
-from devices.sim.tools import BadArguments, NotFound, array, integer, string, tool
+from devices.sim.tools import BadArguments, NotFound, tool
 
 __all__ = ["DAY_END", "DAY_START"]
 
@@ -54,10 +56,7 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
                         if matches(q, r["title"], r["location"], r["attendees"], r["notes"])))
 
 
-@tool("calendar.get_event", "Get one event by id.", "The event record.",
-      {"id": string("Event id, e.g. 'ev1'.", minLength=1)})
-def get_event(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "calendar", "events", args["id"], "event"))
+get_tool("calendar.get_event", "events", "event", "Event id, e.g. 'ev1'.")
 
 
 @tool("calendar.create_event", "Create a calendar event.", "The new event record.",
@@ -87,11 +86,8 @@ def update_event(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.update("calendar", "events", args["id"], changes))
 
 
-@tool("calendar.delete_event", "Delete an event.", "The deleted event record.",
-      {"id": string("Event id.", minLength=1)})
-def delete_event(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "calendar", "events", args["id"], "event")
-    return out(state.delete("calendar", "events", args["id"]))
+delete_tool("calendar.delete_event", "Delete an event.", "The deleted event record.",
+            "events", "event", "Event id.")
 
 
 @tool("calendar.find_free_slot",
@@ -144,13 +140,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
                                     ("Location", row["location"], "location"),
                                     ("Guests", row["attendees"], "attendees")])
     b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("calendar.delete_event", {"id": i})
-        g.back()
-        return "Event deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "calendar.delete_event", row["id"], "Event deleted.")
 
 
 def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
-from devices.sim.apps.common import TIME, now_iso, out, outs, pick_changes, require
+from devices.kit.validators import array, boolean, integer, string
+from devices.sim.apps.common import TIME, now_iso, out, outs, pick_changes
+from devices.sim.apps.records import change_tool, delete_button, delete_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
-from devices.sim.tools import BadArguments, array, boolean, integer, string, tool
+from devices.sim.tools import BadArguments, tool
 
 __all__ = ["DAYS", "LABEL", "ROOT", "SCREENS", "add_alarm"]
 
@@ -44,27 +46,17 @@ def list_alarms(state: SimState, args: dict[str, Any]) -> Any:
     return outs(_alarms(state))
 
 
-@tool("clock.update_alarm", "Change an alarm's time, label or days.", "The updated alarm record.",
-      {"id": string("Alarm id, e.g. 'al1'.", minLength=1)},
-      {"time": string("New time 'HH:MM'.", pattern=TIME), "label": string("New label."),
-       "days": _DAYS})
-def update_alarm(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "clock", "alarms", args["id"], "alarm")
-    return out(state.update("clock", "alarms", args["id"], pick_changes(args, ("time", "label", "days"))))
+change_tool("clock.update_alarm", "Change an alarm's time, label or days.", "The updated alarm record.",
+            "alarms", "alarm", "Alarm id, e.g. 'al1'.", lambda args: pick_changes(args, ("time", "label", "days")),
+            optional={"time": string("New time 'HH:MM'.", pattern=TIME), "label": string("New label."),
+                      "days": _DAYS})
 
 
-@tool("clock.toggle_alarm", "Turn an alarm on or off.", "The updated alarm record.",
-      {"id": string("Alarm id.", minLength=1), "enabled": boolean("True to turn on.")})
-def toggle_alarm(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "clock", "alarms", args["id"], "alarm")
-    return out(state.update("clock", "alarms", args["id"], {"enabled": args["enabled"]}))
+change_tool("clock.toggle_alarm", "Turn an alarm on or off.", "The updated alarm record.", "alarms", "alarm",
+            "Alarm id.", lambda args: {"enabled": args["enabled"]}, {"enabled": boolean("True to turn on.")})
 
 
-@tool("clock.delete_alarm", "Delete an alarm.", "The deleted alarm record.",
-      {"id": string("Alarm id.", minLength=1)})
-def delete_alarm(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "clock", "alarms", args["id"], "alarm")
-    return out(state.delete("clock", "alarms", args["id"]))
+delete_tool("clock.delete_alarm", "Delete an alarm.", "The deleted alarm record.", "alarms", "alarm", "Alarm id.")
 
 
 @tool("clock.start_timer", "Start a countdown timer.", "The new timer record.",
@@ -81,11 +73,8 @@ def list_timers(state: SimState, args: dict[str, Any]) -> Any:
     return outs(state.table("clock", "timers").values())
 
 
-@tool("clock.cancel_timer", "Cancel a running timer.", "The cancelled timer record.",
-      {"id": string("Timer id, e.g. 'tm1'.", minLength=1)})
-def cancel_timer(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "clock", "timers", args["id"], "timer")
-    return out(state.delete("clock", "timers", args["id"]))
+delete_tool("clock.cancel_timer", "Cancel a running timer.", "The cancelled timer record.",
+            "timers", "timer", "Timer id, e.g. 'tm1'.")
 
 
 # ---- screens -------------------------------------------------------------------------------
@@ -120,13 +109,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     detail_header(b, row["time"], [("Label", row["label"], "label"), ("Repeats", _days_text(row["days"]), "days")])
     b.switch("Enabled", "enabled", row["enabled"], lambda g, i=row["id"], e=row["enabled"]: _toggle(g, i, not e))
     b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("clock.delete_alarm", {"id": i})
-        g.back()
-        return "Alarm deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "clock.delete_alarm", row["id"], "Alarm deleted.")
 
 
 def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:

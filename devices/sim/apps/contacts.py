@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
-from devices.sim.apps.common import matches, out, outs, pick_changes, require
+from devices.kit.validators import boolean, string
+from devices.sim.apps.common import matches, out, outs, pick_changes
+from devices.sim.apps.records import change_tool, delete_button, delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, nonempty
 from devices.sim.state import SimState
-from devices.sim.tools import BadArguments, Conflict, NotFound, boolean, string, tool
+from devices.sim.tools import BadArguments, Conflict, NotFound, tool
 
 __all__ = ["LABEL", "PHONE", "ROOT", "SCREENS", "find_contact", "resolve_phone"]
 
@@ -45,10 +47,7 @@ def list_contacts(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: r["name"]))
 
 
-@tool("contacts.get", "Get one contact by id.", "The contact record.",
-      {"id": string("Contact id, e.g. 'ct1'.", minLength=1)})
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "contacts", "contacts", args["id"], "contact"))
+get_tool("contacts.get", "contacts", "contact", "Contact id, e.g. 'ct1'.")
 
 
 @tool("contacts.add", "Add a new contact.", "The new contact record with its id.",
@@ -64,28 +63,20 @@ def add(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("contacts", "contacts", row))
 
 
-@tool("contacts.update", "Change fields of a contact.", "The updated contact record.",
-      {"id": string("Contact id.", minLength=1)},
-      {"name": string("New name.", minLength=1), "phone": string("New phone.", pattern=PHONE),
-       "email": string("New email.", pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+"),
-       "company": string("New company."), "starred": boolean("Starred or not.")})
-def update(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "contacts", "contacts", args["id"], "contact")
-    return out(state.update("contacts", "contacts", args["id"], pick_changes(args, _FIELDS)))
+change_tool("contacts.update", "Change fields of a contact.", "The updated contact record.", "contacts", "contact",
+            "Contact id.", lambda args: pick_changes(args, _FIELDS),
+            optional={"name": string("New name.", minLength=1), "phone": string("New phone.", pattern=PHONE),
+                      "email": string("New email.", pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+"),
+                      "company": string("New company."), "starred": boolean("Starred or not.")})
 
 
-@tool("contacts.delete", "Delete a contact.", "The deleted contact record.",
-      {"id": string("Contact id.", minLength=1)})
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "contacts", "contacts", args["id"], "contact")
-    return out(state.delete("contacts", "contacts", args["id"]))
+delete_tool("contacts.delete", "Delete a contact.", "The deleted contact record.",
+            "contacts", "contact", "Contact id.")
 
 
-@tool("contacts.star", "Star or unstar a contact.", "The updated contact record.",
-      {"id": string("Contact id.", minLength=1), "starred": boolean("True to star, false to unstar.")})
-def star(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "contacts", "contacts", args["id"], "contact")
-    return out(state.update("contacts", "contacts", args["id"], {"starred": args["starred"]}))
+change_tool("contacts.star", "Star or unstar a contact.", "The updated contact record.", "contacts", "contact",
+            "Contact id.", lambda args: {"starred": args["starred"]},
+            {"starred": boolean("True to star, false to unstar.")})
 
 
 def resolve_phone(state: SimState, args: dict[str, Any]) -> tuple[str, str]:
@@ -135,13 +126,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     b.switch("Starred", "starred", row["starred"],
              lambda g, i=row["id"], s=row["starred"]: _star_message(g, i, not s))
     b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("contacts.delete", {"id": i})
-        g.back()
-        return "Contact deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "contacts.delete", row["id"], "Contact deleted.")
 
 
 def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:

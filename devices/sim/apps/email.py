@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import array, boolean, string
 from devices.sim.apps.common import matches, now_iso, out, outs, require
+from devices.sim.apps.records import change_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
 from devices.sim.state import SimState
-from devices.sim.tools import Conflict, array, boolean, string, tool
+from devices.sim.tools import Conflict, tool
 
 __all__ = ["FOLDERS", "LABEL", "ME", "ROOT", "SCREENS"]
 
@@ -65,24 +67,17 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
                         and matches(args["query"], r["subject"], r["body"], r["sender"], r["to"])))
 
 
-@tool("email.read", "Open an email (marks it read).", "The email record.", _ID)
-def read(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "email", "emails", args["id"], "email")
-    return out(state.update("email", "emails", args["id"], {"read": True}))
+change_tool("email.read", "Open an email (marks it read).", "The email record.", "emails", "email", _ID,
+            lambda args: {"read": True})
 
 
-@tool("email.move", "Move an email to another folder.", "The updated email record.",
-      {**_ID, "folder": string("Target folder.", enum=FOLDERS)})
-def move(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "email", "emails", args["id"], "email")
-    return out(state.update("email", "emails", args["id"], {"folder": args["folder"]}))
+change_tool("email.move", "Move an email to another folder.", "The updated email record.", "emails", "email", _ID,
+            lambda args: {"folder": args["folder"]}, {"folder": string("Target folder.", enum=FOLDERS)})
 
 
-@tool("email.star", "Star or unstar an email.", "The updated email record.", _ID,
-      {"starred": boolean("True to star (default), false to unstar.")})
-def star(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "email", "emails", args["id"], "email")
-    return out(state.update("email", "emails", args["id"], {"starred": args.get("starred", True)}))
+change_tool("email.star", "Star or unstar an email.", "The updated email record.", "emails", "email", _ID,
+            lambda args: {"starred": args.get("starred", True)},
+            optional={"starred": boolean("True to star (default), false to unstar.")})
 
 
 @tool("email.reply", "Reply to an email's sender.", "The sent reply record.",
@@ -95,10 +90,8 @@ def reply(state: SimState, args: dict[str, Any]) -> Any:
     return out(_new(state, "sent", [row["sender"]], subject, args["body"]))
 
 
-@tool("email.delete", "Move an email to the trash.", "The updated email record.", _ID)
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "email", "emails", args["id"], "email")
-    return out(state.update("email", "emails", args["id"], {"folder": "trash"}))
+change_tool("email.delete", "Move an email to the trash.", "The updated email record.", "emails", "email", _ID,
+            lambda args: {"folder": "trash"})
 
 
 # ---- screens -------------------------------------------------------------------------------

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import string
 from devices.sim.apps.common import matches, out, outs, require
 from devices.sim.apps.contacts import find_contact
 from devices.sim.apps.messages import send_message
+from devices.sim.apps.records import delete_button, delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
-from devices.sim.tools import NotFound, string, tool
+from devices.sim.tools import NotFound, tool
 
 __all__ = ["KINDS", "LABEL", "ROOT", "SCREENS"]
 
@@ -38,9 +40,7 @@ def list_files(state: SimState, args: dict[str, Any]) -> Any:
                         and ("kind" not in args or r["kind"] == args["kind"])))
 
 
-@tool("files.get", "Get one file by id.", "The file record.", _ID)
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "files", "files", args["id"], "file"))
+get_tool("files.get", "files", "file", _ID)
 
 
 @tool("files.tag", "Add a tag to a file.", "The updated file record.",
@@ -69,10 +69,7 @@ def move(state: SimState, args: dict[str, Any]) -> Any:
         "album": args["album"], "path": f"/sdcard/{args['album']}/{row['name']}"}))
 
 
-@tool("files.delete", "Delete a file.", "The deleted file record.", _ID)
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "files", "files", args["id"], "file")
-    return out(state.delete("files", "files", args["id"]))
+delete_tool("files.delete", "Delete a file.", "The deleted file record.", "files", "file", _ID)
 
 
 @tool("files.share", "Share a file with a contact by message.", "The message record that carried it.",
@@ -108,13 +105,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
         return missing(b, "file")
     detail_header(b, row["name"], [("Album", row["album"], "album"), ("Tags", row["tags"] or "none", "tags"),
                                    ("Size", f"{row['size_kb']} KB", "size"), ("Created", row["created_at"], "created")])
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("files.delete", {"id": i})
-        g.back()
-        return "File deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "files.delete", row["id"], "File deleted.")
 
 
 SCREENS = {"list": _list, "detail": _detail}

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import boolean, integer, number, string
 from devices.sim.apps.common import DATE, TIME, out, outs, pick_changes, require
-from devices.sim.apps.records import record_screens
+from devices.sim.apps.records import delete_tool, record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import boolean, integer, number, string, tool
+from devices.sim.tools import tool
 
 __all__ = ["ACTIVITIES", "LABEL", "MEASURES", "ROOT", "SCREENS"]
 
@@ -36,11 +37,8 @@ def list_activities(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: (r["date"], r["id"]), reverse=True))
 
 
-@tool("health.delete_activity", "Delete a logged activity.", "The deleted record.",
-      {"id": string("Activity id.", minLength=1)})
-def delete_activity(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "health", "activities", args["id"], "activity")
-    return out(state.delete("health", "activities", args["id"]))
+delete_tool("health.delete_activity", "Delete a logged activity.", "The deleted record.",
+            "activities", "activity", "Activity id.")
 
 
 @tool("health.log_measurement", "Record a body measurement.", "The measurement record.",

@@ -6,10 +6,12 @@ import zlib
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import number, string
 from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.records import delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
-from devices.sim.tools import NotFound, number, string, tool
+from devices.sim.tools import NotFound, tool
 
 __all__ = ["LABEL", "MODES", "ROOT", "SCREENS", "eta_minutes"]
 
@@ -45,10 +47,7 @@ def search_places(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: (-r["rating"], r["id"])))
 
 
-@tool("maps.get_place", "Get one place by id.", "The place record.",
-      {"id": string("Place id, e.g. 'pl1'.", minLength=1)})
-def get_place(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "maps", "places", args["id"], "place"))
+get_tool("maps.get_place", "places", "place", "Place id, e.g. 'pl1'.")
 
 
 @tool("maps.save_place", "Save a place to a list (e.g. 'Favorites').", "The saved record.",
@@ -71,11 +70,8 @@ def list_saved(state: SimState, args: dict[str, Any]) -> Any:
             if "list" not in args or r["list"] == args["list"]]
 
 
-@tool("maps.unsave_place", "Remove a saved place.", "The removed saved record.",
-      {"id": string("Saved id, e.g. 'sv1'.", minLength=1)})
-def unsave_place(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "maps", "saved", args["id"], "saved place")
-    return out(state.delete("maps", "saved", args["id"]))
+delete_tool("maps.unsave_place", "Remove a saved place.", "The removed saved record.",
+            "saved", "saved place", "Saved id, e.g. 'sv1'.")
 
 
 @tool("maps.navigate", "Start navigation from Home to a place (name or id).", "The new trip record.",

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
-from devices.sim.apps.common import matches, now_iso, out, outs, require
+from devices.kit.validators import string
+from devices.sim.apps.common import matches, now_iso, out, outs
 from devices.sim.apps.contacts import PHONE, resolve_phone
+from devices.sim.apps.records import change_tool, delete_button, delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
 from devices.sim.state import SimState
-from devices.sim.tools import string, tool
+from devices.sim.tools import tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS", "send_message"]
 
@@ -48,24 +50,15 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
                 if matches(args["query"], r["body"], r["contact"], r["phone"]))
 
 
-@tool("messages.get", "Get one message by id.", "The message record.",
-      {"id": string("Message id, e.g. 'msg1'.", minLength=1)})
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "messages", "messages", args["id"], "message"))
+get_tool("messages.get", "messages", "message", "Message id, e.g. 'msg1'.")
 
 
-@tool("messages.mark_read", "Mark a message as read.", "The updated message record.",
-      {"id": string("Message id.", minLength=1)})
-def mark_read(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "messages", "messages", args["id"], "message")
-    return out(state.update("messages", "messages", args["id"], {"read": True}))
+change_tool("messages.mark_read", "Mark a message as read.", "The updated message record.", "messages",
+            "message", "Message id.", lambda args: {"read": True})
 
 
-@tool("messages.delete", "Delete a message.", "The deleted message record.",
-      {"id": string("Message id.", minLength=1)})
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "messages", "messages", args["id"], "message")
-    return out(state.delete("messages", "messages", args["id"]))
+delete_tool("messages.delete", "Delete a message.", "The deleted message record.",
+            "messages", "message", "Message id.")
 
 
 # ---- screens -------------------------------------------------------------------------------
@@ -100,13 +93,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     detail_header(b, row["contact"], [("", row["body"], "body"), ("Phone", row["phone"], "phone"),
                                       ("Sent", row["sent_at"].replace("T", " "), "sent_at")])
     b.button("Reply", "reply", lambda g, c=row["contact"]: g.open("compose", to=c))
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("messages.delete", {"id": i})
-        g.back()
-        return "Message deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "messages.delete", row["id"], "Message deleted.")
 
 
 def _compose(b: Any, state: SimState, frame: dict[str, Any]) -> None:

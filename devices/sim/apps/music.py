@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import string
 from devices.sim.apps.common import matches, out, outs, require
-from devices.sim.apps.records import record_screens
+from devices.sim.apps.records import change_tool, delete_tool, get_tool, record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import Conflict, NotFound, string, tool
+from devices.sim.tools import Conflict, NotFound, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
@@ -20,10 +21,7 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
                 if matches(args["query"], r["title"], r["artist"], r["album"]))
 
 
-@tool("music.get_track", "Get one track by id.", "The track record.",
-      {"id": string("Track id.", minLength=1)})
-def get_track(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "music", "tracks", args["id"], "track"))
+get_tool("music.get_track", "tracks", "track", "Track id.")
 
 
 @tool("music.list_playlists", "List playlists with their track ids.", "Playlist records.")
@@ -61,18 +59,12 @@ def remove_from_playlist(state: SimState, args: dict[str, Any]) -> Any:
                             {"track_ids": [t for t in playlist["track_ids"] if t != args["track_id"]]}))
 
 
-@tool("music.rename_playlist", "Rename a playlist.", "The playlist record.",
-      {"id": string("Playlist id.", minLength=1), "name": string("New name.", minLength=1)})
-def rename_playlist(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "music", "playlists", args["id"], "playlist")
-    return out(state.update("music", "playlists", args["id"], {"name": args["name"]}))
+change_tool("music.rename_playlist", "Rename a playlist.", "The playlist record.", "playlists", "playlist",
+            "Playlist id.", lambda args: {"name": args["name"]}, {"name": string("New name.", minLength=1)})
 
 
-@tool("music.delete_playlist", "Delete a playlist.", "The deleted playlist.",
-      {"id": string("Playlist id.", minLength=1)})
-def delete_playlist(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "music", "playlists", args["id"], "playlist")
-    return out(state.delete("music", "playlists", args["id"]))
+delete_tool("music.delete_playlist", "Delete a playlist.", "The deleted playlist.",
+            "playlists", "playlist", "Playlist id.")
 
 
 # ---- screens -------------------------------------------------------------------------------

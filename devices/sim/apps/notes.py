@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import boolean, string
 from devices.sim.apps.common import matches, out, outs, pick_changes, require
+from devices.sim.apps.records import change_tool, delete_button, delete_tool, get_tool
 from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
 from devices.sim.state import SimState
-from devices.sim.tools import boolean, string, tool
+from devices.sim.tools import tool
 
 __all__ = ["DEFAULT_FOLDER", "LABEL", "ROOT", "SCREENS", "add_note"]
 
@@ -42,10 +44,7 @@ def list_notes(state: SimState, args: dict[str, Any]) -> Any:
     return outs(rows)
 
 
-@tool("notes.get", "Get one note by id.", "The note record.",
-      {"id": string("Note id, e.g. 'nt1'.", minLength=1)})
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "notes", "notes", args["id"], "note"))
+get_tool("notes.get", "notes", "note", "Note id, e.g. 'nt1'.")
 
 
 @tool("notes.search", "Find notes whose title or text contains the query.", "Matching note records.",
@@ -67,18 +66,11 @@ def update(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.update("notes", "notes", args["id"], changes or pick_changes(args, ("title", "body", "folder", "append"))))
 
 
-@tool("notes.delete", "Delete a note.", "The deleted note record.",
-      {"id": string("Note id.", minLength=1)})
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "notes", "notes", args["id"], "note")
-    return out(state.delete("notes", "notes", args["id"]))
+delete_tool("notes.delete", "Delete a note.", "The deleted note record.", "notes", "note", "Note id.")
 
 
-@tool("notes.pin", "Pin or unpin a note.", "The updated note record.",
-      {"id": string("Note id.", minLength=1), "pinned": boolean("True to pin.")})
-def pin(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "notes", "notes", args["id"], "note")
-    return out(state.update("notes", "notes", args["id"], {"pinned": args["pinned"]}))
+change_tool("notes.pin", "Pin or unpin a note.", "The updated note record.", "notes", "note", "Note id.",
+            lambda args: {"pinned": args["pinned"]}, {"pinned": boolean("True to pin.")})
 
 
 # ---- screens -------------------------------------------------------------------------------
@@ -112,13 +104,7 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     detail_header(b, row["title"], [("", row["body"], "body"), ("Folder", row["folder"], "folder")])
     b.switch("Pinned", "pinned", row["pinned"], lambda g, i=row["id"], p=row["pinned"]: _pin(g, i, not p))
     b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-
-    def delete(g: Any, i: str = row["id"]) -> str:
-        g.call("notes.delete", {"id": i})
-        g.back()
-        return "Note deleted."
-
-    b.button("Delete", "delete", delete)
+    delete_button(b, "notes.delete", row["id"], "Note deleted.")
 
 
 def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:

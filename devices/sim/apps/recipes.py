@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
-from devices.sim.apps.common import matches, out, outs, require
-from devices.sim.apps.records import record_screens
+from devices.kit.validators import boolean, integer, string
+from devices.sim.apps.common import matches, outs, require
+from devices.sim.apps.records import change_tool, get_tool, record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import BadArguments, boolean, integer, string, tool
+from devices.sim.tools import BadArguments, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
@@ -22,16 +23,12 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
                 and r["minutes"] <= args.get("max_minutes", 10_000))
 
 
-@tool("recipes.get", "Get one recipe by id.", "The recipe record.", {"id": string("Recipe id.", minLength=1)})
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "recipes", "recipes", args["id"], "recipe"))
+get_tool("recipes.get", "recipes", "recipe", "Recipe id.")
 
 
-@tool("recipes.set_favorite", "Mark or unmark a recipe as a favourite.", "The recipe record.",
-      {"id": string("Recipe id.", minLength=1), "favorite": boolean("True to mark.")})
-def set_favorite(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "recipes", "recipes", args["id"], "recipe")
-    return out(state.update("recipes", "recipes", args["id"], {"favorite": args["favorite"]}))
+change_tool("recipes.set_favorite", "Mark or unmark a recipe as a favourite.", "The recipe record.", "recipes",
+            "recipe", "Recipe id.", lambda args: {"favorite": args["favorite"]},
+            {"favorite": boolean("True to mark.")})
 
 
 @tool("recipes.list_favorites", "List my favourite recipes.", "Recipe records.")

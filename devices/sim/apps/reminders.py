@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
-from devices.sim.apps.common import DATETIME, matches, out, outs, pick_changes, require
-from devices.sim.apps.records import record_screens
+from devices.kit.validators import boolean, string
+from devices.sim.apps.common import DATETIME, matches, out, outs, pick_changes
+from devices.sim.apps.records import change_tool, delete_tool, get_tool, record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import boolean, string, tool
+from devices.sim.tools import tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
@@ -39,32 +40,21 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
     return outs(r for r in state.table("reminders", "reminders").values() if matches(args["query"], r["title"]))
 
 
-@tool("reminders.get", "Get one reminder by id.", "The reminder record.",
-      {"id": string("Reminder id.", minLength=1)})
-def get(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "reminders", "reminders", args["id"], "reminder"))
+get_tool("reminders.get", "reminders", "reminder", "Reminder id.")
 
 
-@tool("reminders.complete", "Mark a reminder done.", "The reminder record.",
-      {"id": string("Reminder id.", minLength=1)})
-def complete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "reminders", "reminders", args["id"], "reminder")
-    return out(state.update("reminders", "reminders", args["id"], {"done": True}))
+change_tool("reminders.complete", "Mark a reminder done.", "The reminder record.", "reminders", "reminder",
+            "Reminder id.", lambda args: {"done": True})
 
 
-@tool("reminders.update", "Change a reminder's title, due time or list.", "The reminder record.",
-      {"id": string("Reminder id.", minLength=1)},
-      {"title": string("New title.", minLength=1), "due": string("New due time.", pattern=DATETIME),
-       "list": string("New list.", minLength=1)})
-def update(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "reminders", "reminders", args["id"], "reminder")
-    return out(state.update("reminders", "reminders", args["id"], pick_changes(args, ("title", "due", "list"))))
+change_tool("reminders.update", "Change a reminder's title, due time or list.", "The reminder record.",
+            "reminders", "reminder", "Reminder id.", lambda args: pick_changes(args, ("title", "due", "list")),
+            optional={"title": string("New title.", minLength=1), "due": string("New due time.", pattern=DATETIME),
+                      "list": string("New list.", minLength=1)})
 
 
-@tool("reminders.delete", "Delete a reminder.", "The deleted record.", {"id": string("Reminder id.", minLength=1)})
-def delete(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "reminders", "reminders", args["id"], "reminder")
-    return out(state.delete("reminders", "reminders", args["id"]))
+delete_tool("reminders.delete", "Delete a reminder.", "The deleted record.",
+            "reminders", "reminder", "Reminder id.")
 
 
 # ---- screens -------------------------------------------------------------------------------

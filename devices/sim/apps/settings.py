@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS, check_value
+from devices.kit.validators import any_value, string
 from devices.sim.apps.ui import form_screen, list_screen
 from devices.sim.state import SETTINGS_SPEC, SimState
-from devices.sim.tools import any_value, string, tool
+from devices.sim.tools import tool
 
 __all__ = ["KEYS", "LABEL", "ROOT", "SCREENS", "check_value"]
 

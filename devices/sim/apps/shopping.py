@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import integer, number, string
 from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.records import get_tool
 from devices.sim.apps.ui import detail_header, list_screen, missing
 from devices.sim.state import SimState
-from devices.sim.tools import Conflict, NotFound, integer, number, string, tool
+from devices.sim.tools import Conflict, NotFound, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS", "add_item", "cart_total"]
 
@@ -47,10 +49,7 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: (r["price"], r["id"])))
 
 
-@tool("shopping.get_product", "Get one product by id.", "The product record.",
-      {"id": string("Product id, e.g. 'pr1'.", minLength=1)})
-def get_product(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "shopping", "products", args["id"], "product"))
+get_tool("shopping.get_product", "products", "product", "Product id, e.g. 'pr1'.")
 
 
 @tool("shopping.add_to_cart", "Put a product in the cart.", "The cart line.",

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import integer, string
 from devices.sim.apps.common import DATE, matches, out, outs, require
-from devices.sim.apps.records import record_screens
+from devices.sim.apps.records import get_tool, record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import Conflict, integer, string, tool
+from devices.sim.tools import Conflict, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
@@ -25,10 +26,7 @@ def search_flights(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: (r["price"], r["id"])))
 
 
-@tool("travel.get_flight", "Get one flight by id.", "The flight record.",
-      {"id": string("Flight id.", minLength=1)})
-def get_flight(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "travel", "flights", args["id"], "flight"))
+get_tool("travel.get_flight", "flights", "flight", "Flight id.")
 
 
 @tool("travel.search_hotels", "Find hotels in a city.", "Hotel records, cheapest first.",
@@ -40,10 +38,7 @@ def search_hotels(state: SimState, args: dict[str, Any]) -> Any:
     return outs(sorted(rows, key=lambda r: (r["price_per_night"], r["id"])))
 
 
-@tool("travel.get_hotel", "Get one hotel by id.", "The hotel record.",
-      {"id": string("Hotel id.", minLength=1)})
-def get_hotel(state: SimState, args: dict[str, Any]) -> Any:
-    return out(require(state, "travel", "hotels", args["id"], "hotel"))
+get_tool("travel.get_hotel", "hotels", "hotel", "Hotel id.")
 
 
 @tool("travel.book_flight", "Book seats on a flight.", "The booking record.",

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from devices.kit.apps import APP_LABELS
+from devices.kit.validators import string
 from devices.sim.apps.common import DATE, now_iso, out, outs
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
-from devices.sim.tools import Conflict, NotFound, string, tool
+from devices.sim.tools import Conflict, NotFound, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 

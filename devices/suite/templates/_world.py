@@ -480,6 +480,14 @@ def cart_cheapest(observe: Observe, items: Iterable[str], quantity: int) -> Gene
         yield call("shopping.add_to_cart", product_id=best["id"], quantity=quantity)
 
 
+def best_hotel_under(observe: Observe, city: str, cap: float) -> Generator[Any, None, Row | None]:
+    """Searches the hotels of `city`; returns the best-rated one under `cap` a night (the first of
+    equals), or None."""
+    hotels = yield from lookup(observe, call("travel.search_hotels", city=city))
+    under = [h for h in find_rows(hotels) if h["price_per_night"] < cap]
+    return max(under, key=lambda h: h["rating"]) if under else None
+
+
 def balance_of(account: str, *others: str) -> Allow:
     """Allows the balances of these bank accounts to change (a payment or transfer moves money)."""
     return Allow("bank", "accounts", ids=(account, *others), kinds=("changed",), fields=("balance",))
@@ -490,5 +498,5 @@ def cheapest(value: Any) -> Row:
     return min(find_rows(value), key=lambda r: r["price"])
 
 
-__all__ += ["balance_of", "cart_cheapest", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
+__all__ += ["balance_of", "best_hotel_under", "cart_cheapest", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
             "weekday_date"]

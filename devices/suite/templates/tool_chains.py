@@ -51,6 +51,7 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     balance_of,
+    best_hotel_under,
     call,
     cart_cheapest,
     cheapest,
@@ -101,6 +102,19 @@ _CLEAR_FROM = datetime(2026, 1, 11, 8, 0, tzinfo=UTC)
 def _pick(rows: Any, **where: Any) -> Row | None:
     """The one row a step wants (exactly these fields); the tests swap it for "the first row"."""
     return one(rows, **where)
+
+
+def _events_on(observe: Any, weekday: str) -> Any:
+    """Sub-script: the date of the next `weekday` and the calendar's events that day."""
+    date = weekday_date(observe, weekday)
+    events = yield from lookup(observe, call("calendar.list_events", date=date))
+    return date, find_rows(events)
+
+
+def _venue_of(observe: Any, event: Row) -> Any:
+    """Sub-script: the place named as `event`'s location (None unless the search has exactly it)."""
+    places = yield from lookup(observe, call("maps.search_places", query=event["location"]))
+    return _pick(places, name=event["location"])
 
 
 def _clear(w: World) -> None:
@@ -200,13 +214,11 @@ class MeetingAddressesToAttendees(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = weekday_date(observe, p["weekday"])
-        events = yield from lookup(observe, call("calendar.list_events", date=date))
-        for event in find_rows(events):
+        _, events = yield from _events_on(observe, p["weekday"])
+        for event in events:
             found = yield from lookup(observe, call("contacts.search", query=event["attendees"][0]))
             person = _pick(found, email=event["attendees"][0])
-            places = yield from lookup(observe, call("maps.search_places", query=event["location"]))
-            place = _pick(places, name=event["location"])
+            place = yield from _venue_of(observe, event)
             if not person or not place:
                 return
             yield call("messages.send", phone=person["phone"], body=f"{event['title']}: {place['address']}")
@@ -464,11 +476,9 @@ class HotelsForUpcomingFlights(_Chain):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         flights = yield from _upcoming_flights(observe)
         for flight in flights or ():
-            hotels = yield from lookup(observe, call("travel.search_hotels", city=flight["destination"]))
-            under = [h for h in find_rows(hotels) if h["price_per_night"] < p["cap"]]
-            if not under:
+            top = yield from best_hotel_under(observe, flight["destination"], p["cap"])
+            if not top:
                 return
-            top = max(under, key=lambda h: h["rating"])
             yield call("travel.book_hotel", hotel_id=top["id"], check_in=flight["date"], nights=p["nights"])
 
 
@@ -653,11 +663,9 @@ class EventForecastNotes(_Chain):
                 for eid, high in p["_notes"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = weekday_date(observe, p["weekday"])
-        events = yield from lookup(observe, call("calendar.list_events", date=date))
-        for event in find_rows(events):
-            places = yield from lookup(observe, call("maps.search_places", query=event["location"]))
-            place = _pick(places, name=event["location"])
+        date, events = yield from _events_on(observe, p["weekday"])
+        for event in events:
+            place = yield from _venue_of(observe, event)
             if not place:
                 return
             city = place["address"].rsplit(", ", 1)[-1]
@@ -768,13 +776,11 @@ class ConferenceTravel(_Chain):
             day_before = (first - timedelta(days=1)).strftime("%Y-%m-%d")
             flights = yield from lookup(observe, call("travel.search_flights", origin=p["origin"], destination=city,
                                                       date=day_before))
-            hotels = yield from lookup(observe, call("travel.search_hotels", city=city))
-            under = [h for h in find_rows(hotels) if h["price_per_night"] < p["cap"]]
-            if not find_rows(flights) or not under:
+            top = yield from best_hotel_under(observe, city, p["cap"])
+            if not find_rows(flights) or not top:
                 return
             yield call("travel.book_flight", flight_id=cheapest(flights)["id"])
-            yield call("travel.book_hotel", hotel_id=max(under, key=lambda h: h["rating"])["id"], check_in=day_before,
-                       nights=(last - first).days + 1)
+            yield call("travel.book_hotel", hotel_id=top["id"], check_in=day_before, nights=(last - first).days + 1)
 
 
 # ---- email, calendar ----------------------------------------------------------------------------------
@@ -920,8 +926,7 @@ class PartyGuestsFromNote(_Chain):
         event = _pick(events, title=p["title"])
         if not note or not event:
             return
-        places = yield from lookup(observe, call("maps.search_places", query=event["location"]))
-        place = _pick(places, name=event["location"])
+        place = yield from _venue_of(observe, event)
         if not place:
             return
         emails = []

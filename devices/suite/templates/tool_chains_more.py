@@ -33,7 +33,6 @@ from devices.suite.templates._world import (
     lookup,
     now_of,
     person_by_relation,
-    weekday_date,
     weekday_name,
 )
 from devices.suite.templates.tool_chains import (
@@ -44,6 +43,7 @@ from devices.suite.templates.tool_chains import (
     _at,
     _Chain,
     _clear,
+    _events_on,
     _flights,
     _forecast,
     _hours,
@@ -51,6 +51,7 @@ from devices.suite.templates.tool_chains import (
     _pick,
     _upcoming_flights,
     _venue,
+    _venue_of,
 )
 
 __all__ = ["TEMPLATES"]
@@ -101,11 +102,9 @@ class MeetingVenuesByEmail(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date = weekday_date(observe, p["weekday"])
-        events = yield from lookup(observe, call("calendar.list_events", date=date))
-        for event in find_rows(events):
-            places = yield from lookup(observe, call("maps.search_places", query=event["location"]))
-            place = _pick(places, name=event["location"])
+        _, events = yield from _events_on(observe, p["weekday"])
+        for event in events:
+            place = yield from _venue_of(observe, event)
             if not place:
                 return
             yield call("email.send", to=event["attendees"], subject=f"Where: {event['title']}",

@@ -29,6 +29,7 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     balance_of,
+    best_hotel_under,
     call,
     cheapest,
     find_rows,
@@ -425,10 +426,8 @@ class HotelForFlight(WorldTemplate):
         flight = yield from lookup(observe, call("travel.get_flight", id=ahead[0]["ref_id"]))
         if not flight:
             return
-        hotels = yield from lookup(observe, call("travel.search_hotels", city=flight["destination"]))
-        fits = [h for h in find_rows(hotels) if h["price_per_night"] < p["cap"]]
-        if fits:
-            best = max(fits, key=lambda h: h["rating"])
+        best = yield from best_hotel_under(observe, flight["destination"], p["cap"])
+        if best:
             yield call("travel.book_hotel", hotel_id=best["id"], check_in=flight["date"], nights=p["nights"])
 
 

@@ -27,6 +27,16 @@ WAIT_S = 120.0
 OLD, NEW = 20, 10
 
 
+def _run_env(data_dir: Path, port: int) -> dict[str, str]:
+    """The environment of a `flywheel run` on its own broker at `port`, archiving into `data_dir`."""
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
+                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
+                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
+                "PYTHONPATH": str(Path.cwd())})
+    return env
+
+
 def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Path) -> None:
     data_dir = tmp_path / "var"
     store = ArchiveStore(data_dir / "archive")
@@ -37,11 +47,7 @@ def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Pat
 
     port = free_port()
     bootstrap = f"127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
-    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
-                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
-                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
-                "PYTHONPATH": str(Path.cwd())})
+    env = _run_env(data_dir, port)
     log = tmp_path / "run.log"
     with log.open("wb") as out:
         run = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run",
@@ -101,11 +107,7 @@ def test_run_serves_sim_devices_whose_observations_reach_the_archive(tmp_path: P
     store = ArchiveStore(data_dir / "archive")
     port = free_port()
     bootstrap = f"127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
-    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
-                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
-                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
-                "PYTHONPATH": str(Path.cwd())})
+    env = _run_env(data_dir, port)
     instance = generate_split("dev", 1, 0)[0]
     action = ActionRequested(
         source="test/0", correlation_id="ep-run-1", episode_id="ep-run-1", device_id="sim-0",
