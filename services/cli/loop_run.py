@@ -200,8 +200,12 @@ class DataLoop:
         if not self._quiesced:
             self.died = self.dead()
         self._stop.set()
-        for proc in self._procs.values():
-            if proc.poll() is None:
+        # The quiesced generator and rollout have had their SIGTERM and are stopping: a second
+        # one can land after a faust worker removed its handler and kill it (exit -15, shown
+        # as a failure), so they are only waited for.
+        signalled = {"generator", "rollout"} if self._quiesced else set()
+        for name, proc in self._procs.items():
+            if proc.poll() is None and name not in signalled:
                 proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
         for name, proc in self._procs.items():

@@ -118,6 +118,8 @@ def train_snapshot(
     seed: Annotated[int, typer.Option(min=0, help="Suite seed.")] = 0,
     template: Annotated[list[str] | None, typer.Option(help="Only this template (repeatable).")] = None,
     tier: Annotated[list[str] | None, typer.Option(help="Only templates of this tier (repeatable).")] = None,
+    recovery: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of episodes that slip once "
+                                            "(a call the phone refuses) and recover: recovery rows.")] = 0.0,
 ) -> None:
     """An oracle snapshot for SFT: the oracle's episodes of a tier or a template list, one row per step."""
     from devices.suite.registry import UnknownTemplate
@@ -125,12 +127,13 @@ def train_snapshot(
 
     try:
         path = build_oracle_snapshot(out, split=split.value, n_per_template=n, suite_seed=seed,
-                                     templates=template, tiers=tier)
+                                     templates=template, tiers=tier, recovery=recovery)
     except (SnapshotError, UnknownTemplate) as error:
         raise _fail(str(error)) from None
     table = read_snapshot(path).table
     console.print(f"oracle snapshot {path}: {table.num_rows} rows of "
-                  f"{len(set(table.column('template').to_pylist()))} templates")
+                  f"{len(set(table.column('template').to_pylist()))} templates, "
+                  f"{sum(table.column('recovery').to_pylist())} recovery rows")
 
 
 @train_app.command("rl")
