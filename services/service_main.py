@@ -1,10 +1,13 @@
 """The start-up the broker-backed services' `python -m` entry points share.
 
-`run_service(load_settings, run)` configures logging, loads the service's settings (a bad value
-exits with the one sentence naming the variable), finds the bus (KAFKA_BOOTSTRAP_SERVERS, the
-recorded local broker, or a local broker started for this run), and calls
-`run(settings, bootstrap, stop)` with a stop flag that Ctrl-C and SIGTERM set. A broker it
-started is stopped when `run` returns or raises.
+`configure_logging()` is every service's one log format (`LOG_FORMAT`: time, level, logger,
+message; the Kafka clients' connection chatter at WARNING); the faust services
+(`services.dataflow.agent.serve`) call it too. `run_service(load_settings, run)` configures
+logging, loads the bus settings and the service's own (a bad value exits with the one sentence
+naming the variable, never a traceback), finds the bus (KAFKA_BOOTSTRAP_SERVERS, the recorded
+local broker, or a local broker started for this run), and calls `run(settings, bootstrap,
+stop)` with a stop flag that Ctrl-C and SIGTERM set. A broker it started is stopped when `run`
+returns or raises.
 """
 
 from __future__ import annotations
@@ -16,14 +19,22 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from schemas.settings import SettingsError
 from services.broker_watch import watch_broker
 from streams.broker import ensure_broker
-from streams.settings import BusSettings
+from streams.settings import load_bus_settings
 
-__all__ = ["LOG_FORMAT", "run_service"]
+__all__ = ["LOG_FORMAT", "configure_logging", "run_service"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: Loggers whose INFO lines are connection chatter that drowns the service's own.
+NOISY = ("kafka", "aiokafka")
+
+
+def configure_logging() -> None:
+    """The services' one log format, at INFO, with the Kafka clients' chatter at WARNING."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    for noisy in NOISY:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 S = TypeVar("S")
 R = TypeVar("R")
@@ -31,12 +42,13 @@ R = TypeVar("R")
 
 def run_service(load_settings: Callable[[], S], run: Callable[[S, str, threading.Event], R]) -> R:
     """Runs a service loop until it returns (after Ctrl-C or SIGTERM); returns what it returned."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_logging()
     try:
+        bus = load_bus_settings()
         settings = load_settings()
-    except SettingsError as error:
+    except ValueError as error:  # SettingsError, and a service's own bad-config sentence
         sys.exit(f"error: {error}")
-    bootstrap, started = ensure_broker(BusSettings())
+    bootstrap, started = ensure_broker(bus)
     watch = None
     if started is None:  # a broker of its own dies with it; another's death stops the service
         watch = watch_broker(bootstrap, getattr(run, "__module__", "the service").rsplit(".", 1)[0])

@@ -123,7 +123,13 @@ def _command(args: list[str], env: dict[str, str]) -> subprocess.CompletedProces
                           timeout=COMMAND_TIMEOUT_S, check=False, cwd=ROOT)
 
 
-COMMANDS = [["services.archiver"], ["services.device_runner"],
+#: Every service's `python -m` entry point (the trainer, evaluator and gate once printed a
+#: pydantic traceback for a bad bus setting), then the CLI's commands that reach the bus.
+SERVICE_MAINS = [["services.archiver"], ["services.device_runner"], ["services.rollout"],
+                 ["services.generator"], ["services.verifier"], ["services.curator"],
+                 ["services.evolver"], ["services.trainer"], ["services.evaluator"],
+                 ["services.gate"]]
+COMMANDS = [*SERVICE_MAINS,
             ["services.cli.main", "topics", "list"], ["services.cli.main", "broker", "status"],
             ["services.cli.main", "dlq", "show", "flywheel.tasks"],
             ["services.cli.main", "archive", "stats"], ["services.cli.main", "sql", "select 1"],

@@ -15,6 +15,7 @@ from aiokafka.errors import KafkaError
 from services.archiver.service import StopFlag, build_archiver, loss_bound
 from services.archiver.settings import load_archiver_settings
 from services.broker_watch import watch_broker
+from services.service_main import configure_logging
 from streams.broker import LocalBroker, kafka_answers
 from streams.dlq import error_sentence
 from streams.redact import install_log_redaction, mask_bootstrap
@@ -26,7 +27,7 @@ logger = logging.getLogger("services.archiver")
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     install_log_redaction()
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()

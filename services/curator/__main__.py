@@ -7,7 +7,6 @@ A bad FLYWHEEL_CURATOR_* value stops it at start-up with one sentence naming the
 
 from __future__ import annotations
 
-import logging
 import sys
 
 from schemas.settings import SettingsError
@@ -15,10 +14,11 @@ from services.curator.service import CuratorService
 from services.curator.settings import load_curator_settings
 from services.dataflow.agent import serve
 from services.dataflow.tasks import blob_dir
+from services.service_main import configure_logging
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s curator %(message)s")
+    configure_logging()
     try:  # before any broker connection: a bad setting is one sentence, not a traceback
         settings = load_curator_settings()
     except SettingsError as error:

@@ -23,6 +23,7 @@ from services.broker_watch import watch_broker
 from services.device_runner.devices import open_device
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
+from services.service_main import configure_logging
 from streams.admin import AdminError
 from streams.broker import BrokerError, kafka_answers
 from streams.redact import install_log_redaction, mask_bootstrap
@@ -34,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     install_log_redaction()
     try:
         settings, bus = load_device_runner_settings(), load_bus_settings()

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 
 from schemas.envelope import utc_now
@@ -14,10 +13,11 @@ from services.dataflow.registry import HarnessRegistry
 from services.dataflow.vetoes import VetoVerifier
 from services.evolver.service import EvolverService
 from services.evolver.settings import load_evolver_settings
+from services.service_main import configure_logging
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s evolver %(message)s")
+    configure_logging()
     try:
         settings = load_evolver_settings()
     except ValueError as error:

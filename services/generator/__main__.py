@@ -5,15 +5,14 @@
 
 from __future__ import annotations
 
-import logging
-
 from services.dataflow.agent import serve
 from services.generator.service import GeneratorService
 from services.generator.settings import load_generator_settings
+from services.service_main import configure_logging
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s generator %(message)s")
+    configure_logging()
     serve(lambda bus, bootstrap: GeneratorService(load_generator_settings()), "generator")
 
 

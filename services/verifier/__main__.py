@@ -5,15 +5,14 @@
 
 from __future__ import annotations
 
-import logging
-
 from services.dataflow.agent import serve
 from services.dataflow.tasks import blob_dir
+from services.service_main import configure_logging
 from services.verifier.service import VerifierService
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s verifier %(message)s")
+    configure_logging()
     serve(lambda bus, bootstrap: VerifierService(blob_dir(bus.data_dir)), "verifier")
 
 
