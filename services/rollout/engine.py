@@ -131,7 +131,7 @@ class Rollout:
                 steps.append(Step(index=len(steps), action=action, observation=observation,
                                   thought=getattr(self.policy, "last_thought", None),
                                   tokens=usage, latency_ms=latency, tool_calls=calls,
-                                  target=getattr(self.policy, "last_target", True) is not False))
+                                  target=_is_target(self.policy)))
                 total = TokenUsage(prompt=total.prompt + usage.prompt,
                                    completion=total.completion + usage.completion,
                                    reasoning=total.reasoning + usage.reasoning)
@@ -173,6 +173,14 @@ class Rollout:
 
     def close(self) -> None:
         self._guard.close()
+
+
+def _is_target(policy: Any) -> bool:
+    """Whether the step just played may be taught: False only for the slipping oracle's own slip
+    (any other policy's steps are all targets, so none can hide its steps from training)."""
+    from services.rollout.policies import SlippingOracle
+
+    return not (isinstance(policy, SlippingOracle) and policy.last_target is False)
 
 
 def _context_header(policy: Any, harness: Any) -> str | None:

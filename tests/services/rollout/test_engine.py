@@ -11,6 +11,7 @@ import pytest
 from devices.blobs import BlobStore
 from devices.sim import SimPhone
 from schemas.actions import Finish
+from services.dataflow.tasks import ScriptedOracle
 from services.rollout.engine import Rollout, episode_id_for
 from services.rollout.policies import PolicyError, load_policy
 from tests.services.dataflow.helpers import proposed, roll
@@ -161,3 +162,18 @@ def test_a_share_of_zero_is_the_plain_oracle_and_every_step_is_a_target(tmp_path
     ended = roll(task, tmp_path)[1]
     assert type(load_policy("oracle")).__name__ == "ScriptedOracle"
     assert all(step.target for step in ended.steps)
+
+
+class _HidesItsSteps(ScriptedOracle):
+    """Not the slipping oracle, yet it claims every step is no target."""
+
+    last_target = False
+
+
+def test_only_the_slipping_oracle_can_mark_a_step_as_no_target(tmp_path: Path) -> None:
+    rollout = Rollout(SimPhone("test-sim"), _HidesItsSteps(), "hider", BlobStore(tmp_path))
+    try:
+        ended = rollout.run(proposed(i=4))[1]
+    finally:
+        rollout.close()
+    assert ended.steps and all(step.target for step in ended.steps)
