@@ -1,8 +1,9 @@
 """The start-up the broker-backed services' `python -m` entry points share.
 
 `configure_logging()` is every service's one log format (`LOG_FORMAT`: time, level, logger,
-message; the Kafka clients' connection chatter at WARNING); the faust services
-(`services.dataflow.agent.serve`) call it too. `run_service(load_settings, run)` configures
+message; the Kafka clients' connection chatter at WARNING; secrets masked in every line): the
+faust services' entry points call it before `services.dataflow.agent.serve`, the archiver's and
+the device runner's before their own start-up (tests/services/test_service_main.py checks each). `run_service(load_settings, run)` configures
 logging, loads the bus settings and the service's own (a bad value exits with the one sentence
 naming the variable, never a traceback), finds the bus (KAFKA_BOOTSTRAP_SERVERS, the recorded
 local broker, or a local broker started for this run), and calls `run(settings, bootstrap,
@@ -21,6 +22,7 @@ from typing import TypeVar
 
 from services.broker_watch import watch_broker
 from streams.broker import ensure_broker
+from streams.redact import install_log_redaction
 from streams.settings import load_bus_settings
 
 __all__ = ["LOG_FORMAT", "configure_logging", "run_service"]
@@ -31,10 +33,12 @@ NOISY = ("kafka", "aiokafka")
 
 
 def configure_logging() -> None:
-    """The services' one log format, at INFO, with the Kafka clients' chatter at WARNING."""
+    """The services' one log format, at INFO, with the Kafka clients' chatter at WARNING, and
+    no secret in any line (bootstrap credentials, tokens: streams.redact)."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    install_log_redaction()
 
 S = TypeVar("S")
 R = TypeVar("R")

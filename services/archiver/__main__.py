@@ -18,7 +18,7 @@ from services.broker_watch import watch_broker
 from services.service_main import configure_logging
 from streams.broker import LocalBroker, kafka_answers
 from streams.dlq import error_sentence
-from streams.redact import install_log_redaction, mask_bootstrap
+from streams.redact import mask_bootstrap
 from streams.settings import load_bus_settings
 
 __all__ = ["main"]
@@ -28,7 +28,6 @@ logger = logging.getLogger("services.archiver")
 
 def main() -> int:
     configure_logging()
-    install_log_redaction()
     try:
         bus, settings = load_bus_settings(), load_archiver_settings()
     except ValueError as error:

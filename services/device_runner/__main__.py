@@ -26,7 +26,7 @@ from services.device_runner.settings import load_device_runner_settings
 from services.service_main import configure_logging
 from streams.admin import AdminError
 from streams.broker import BrokerError, kafka_answers
-from streams.redact import install_log_redaction, mask_bootstrap
+from streams.redact import mask_bootstrap
 from streams.settings import load_bus_settings
 
 __all__ = ["main"]
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 def main() -> int:
     configure_logging()
-    install_log_redaction()
     try:
         settings, bus = load_device_runner_settings(), load_bus_settings()
         if settings.kind == "sim":

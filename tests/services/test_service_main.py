@@ -65,3 +65,43 @@ def test_the_loop_gets_settings_the_bus_and_a_stop_flag_sigterm_sets(
     signal.signal(signal.SIGTERM, lambda *_: None)  # without run_service's own handler, stop stays unset
     assert run_service(lambda: "the settings", loop) == "done"
     assert seen == {"settings": "the settings", "bus": bootstrap, "set_before": False, "stopped": True}
+
+
+def test_every_service_entry_point_logs_through_the_one_configuration() -> None:
+    """Each service's `__main__` calls configure_logging (or run_service, which does): one log
+    format, and redaction on every line (the faust services and the rollout had neither)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "services"
+    mains = sorted(root.glob("*/__main__.py"))
+    assert len(mains) >= 10
+    missing = []
+    for path in mains:
+        if path.parent.name in ("adb_server", "cli"):  # a wrapper around the adb binary; the CLI
+            continue
+        called = {node.func.id for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        if not called & {"configure_logging", "run_service"}:
+            missing.append(path.parent.name)
+    assert not missing, f"these services configure their own logging: {missing}"
+
+
+def test_configured_logging_masks_secrets_in_every_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from services.service_main import configure_logging
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = []
+    try:
+        configure_logging()
+        logging.getLogger("services.test").warning("connecting to alice:hunter2pass@broker:9092 "
+                                                   "with password=s3cr3tValue")
+        for handler in root.handlers:
+            handler.flush()
+    finally:
+        root.handlers = saved
+    err = capsys.readouterr().err
+    assert "broker:9092" in err and "hunter2pass" not in err and "s3cr3tValue" not in err
