@@ -1,7 +1,9 @@
 """Benchmark of the whole data flywheel: episodes/s and examples/s through the topics.
 
 Each repetition starts a fresh local broker and the four services (generator, rollout with
-the oracle, verifier, curator) exactly as `flywheel run` does, and times them until the
+the oracle, verifier, curator) as `flywheel run --sim-devices 0` does (the rollout on in-process
+phones; `flywheel run`'s default plays through device runners, which bench/remote_rollout.py
+prices), and times them until the
 curator's snapshot holds --examples approved examples. Against it, in the same run, the
 same tasks (read back from the tasks topic's store) are run in process: oracle on a SimPhone,
 final state to JSON, scored from that JSON — what `flywheel suite eval` does per task. The
