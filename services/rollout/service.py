@@ -69,47 +69,13 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
                 actions: Topic = ACTIONS, observations: Topic = OBSERVATIONS) -> RolloutStats:
     """Serves tasks until `stop` is set: on in-process SimPhones, or, when
     `settings.devices` names devices, through their runners over `actions`/`observations`."""
-    from devices.harness.harness import Harness
-    from devices.sim import SimPhone
-    from devices.sim.settings import load_settings as load_sim_settings
-    from services.dataflow.registry import HarnessRegistry
-
     remote = settings.device_ids
     concurrency = len(remote) or settings.concurrency
     stats = stats if stats is not None else RolloutStats(concurrency=concurrency)
-    blobs = BlobStore(blob_dir(data_dir))
     router = (ReplyRouter(bootstrap, actions=actions, observations=observations)
               if remote else None)
-    if router is not None:
-        environment = "sim" if all(d.startswith("sim") for d in remote) else "device"
-        devices = [RemoteDevice(d, router, timeout_s=settings.device_timeout_s) for d in remote]
-        logger.info("rolling out through the runners of %s", ", ".join(remote))
-    else:
-        environment = "sim"
-        sim = load_sim_settings()  # FLYWHEEL_SIM_*: a bad value stops the start with its variable
-        devices = [SimPhone.from_settings(f"rollout-sim-{i}", sim) for i in range(concurrency)]
-    # Every device is wrapped in the promoted harness (the built-in spec until the evolver
-    # promotes one), so episodes name that version and promotions reach real episodes.
-    spec = HarnessRegistry.at_data_dir(data_dir).current_spec()
-    logger.info("rollouts run in harness %s", spec.version)
-    devices = [Harness(device, spec) for device in devices]
-    workers = [Rollout(device, load_policy(settings.policy, i, recovery=settings.recovery),
-                       settings.policy, blobs,
-                       environment=environment, call_timeout_s=settings.call_timeout_s,
-                       suite_seed=settings.suite_seed)
-               for i, device in enumerate(devices)]
+    workers = _workers(settings, data_dir, router)
     pool = ThreadPoolExecutor(concurrency, thread_name_prefix="rollout")
-
-    def run_share(worker: Rollout, share: list[TaskProposed]) -> list:
-        """The share's episodes, in order, until `stop` is set: a stop mid-batch leaves the
-        rest unplayed (and the batch uncommitted, so they are redelivered)."""
-        done = []
-        for task in share:
-            if stop.is_set():
-                break
-            done.append(worker.run(task))
-        return done
-
     try:
         with TypedBatchConsumer(bootstrap, [tasks], settings.group_id, client_id="rollout",
                                 max_records=settings.max_batch,
@@ -118,25 +84,8 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
             while not stop.is_set():
                 batch = [r.event for r in consumer.poll_batch(settings.poll_timeout_ms)
                          if isinstance(r.event, TaskProposed)]
-                if batch:
-                    began = time.monotonic()
-                    shares = [batch[i::len(workers)] for i in range(len(workers))]
-                    futures = [pool.submit(run_share, w, s) for w, s in zip(workers, shares) if s]
-                    sent = []
-                    for future in futures:
-                        for started, ended in future.result():
-                            sent.append(producer.send(episodes, started))
-                            sent.append(producer.send(episodes, ended))
-                            stats.episodes += 1
-                            stats.steps += len(ended.steps)
-                            stats.outcomes[ended.outcome] += 1
-                    producer.flush()
-                    for future in sent:  # a failed send raises: no commit, so redelivery
-                        future.get(timeout=SEND_TIMEOUT_S)
-                    stats.busy_s += time.monotonic() - began
-                    stats.device_s = sum(w.device_s for w in workers)
-                    if len(sent) < 2 * len(batch):
-                        break  # stopped mid-batch: the unplayed tasks are redelivered
+                if batch and not _play_batch(batch, workers, pool, producer, episodes, stats, stop):
+                    break  # stopped mid-batch: uncommitted, so the unplayed tasks are redelivered
                 consumer.commit()
                 if batch and on_batch is not None:
                     on_batch(stats)
@@ -151,3 +100,66 @@ def run_rollout(settings: RolloutSettings, bootstrap: str, data_dir: str | Path,
         if router is not None:
             router.close()
     return stats
+
+
+def _workers(settings: RolloutSettings, data_dir: str | Path, router: ReplyRouter | None
+             ) -> list[Rollout]:
+    """One Rollout per device (a runner's RemoteDevice, else an in-process SimPhone), each in
+    the promoted harness (the built-in spec until the evolver promotes one, so episodes name
+    that version and promotions reach real episodes)."""
+    from devices.harness.harness import Harness
+    from devices.sim import SimPhone
+    from devices.sim.settings import load_settings as load_sim_settings
+    from services.dataflow.registry import HarnessRegistry
+
+    remote = settings.device_ids
+    devices: list = []
+    if router is not None:
+        environment = "sim" if all(d.startswith("sim") for d in remote) else "device"
+        devices = [RemoteDevice(d, router, timeout_s=settings.device_timeout_s) for d in remote]
+        logger.info("rolling out through the runners of %s", ", ".join(remote))
+    else:
+        environment = "sim"
+        sim = load_sim_settings()  # FLYWHEEL_SIM_*: a bad value stops the start with its variable
+        devices = [SimPhone.from_settings(f"rollout-sim-{i}", sim)
+                   for i in range(settings.concurrency)]
+    spec = HarnessRegistry.at_data_dir(data_dir).current_spec()
+    logger.info("rollouts run in harness %s", spec.version)
+    blobs = BlobStore(blob_dir(data_dir))
+    return [Rollout(Harness(device, spec), load_policy(settings.policy, i, recovery=settings.recovery),
+                    settings.policy, blobs, environment=environment,
+                    call_timeout_s=settings.call_timeout_s, suite_seed=settings.suite_seed)
+            for i, device in enumerate(devices)]
+
+
+def _play_batch(batch: list[TaskProposed], workers: list[Rollout], pool: ThreadPoolExecutor,
+                producer: TypedProducer, episodes: Topic, stats: RolloutStats,
+                stop: threading.Event) -> bool:
+    """Plays a batch's tasks across the workers and sends their episodes (acknowledged before
+    this returns); False when `stop` came mid-batch and some tasks were left unplayed."""
+
+    def run_share(worker: Rollout, share: list[TaskProposed]) -> list:
+        done = []
+        for task in share:
+            if stop.is_set():
+                break
+            done.append(worker.run(task))
+        return done
+
+    began = time.monotonic()
+    shares = [batch[i::len(workers)] for i in range(len(workers))]
+    futures = [pool.submit(run_share, w, s) for w, s in zip(workers, shares, strict=True) if s]
+    sent = []
+    for future in futures:
+        for started, ended in future.result():
+            sent.append(producer.send(episodes, started))
+            sent.append(producer.send(episodes, ended))
+            stats.episodes += 1
+            stats.steps += len(ended.steps)
+            stats.outcomes[ended.outcome] += 1
+    producer.flush()
+    for future in sent:  # a failed send raises: no commit, so redelivery
+        future.get(timeout=SEND_TIMEOUT_S)
+    stats.busy_s += time.monotonic() - began
+    stats.device_s = sum(w.device_s for w in workers)
+    return len(sent) == 2 * len(batch)
