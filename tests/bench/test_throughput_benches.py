@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 TINY = {
     "bus": (["--events", "300", "--reps", "1"],
             {"typed producer", "typed batch consumer", "faust pass-through agent",
-             "archiver (to Parquet)"}),
+             "faust service shell", "archiver (to Parquet)"}),
     "loop": (["--examples", "10", "--reps", "1"], {"loop / in-process episodes/s"}),
     "remote_rollout": (["--runners", "1", "--tasks", "2", "--reps", "1"],
                        {"through runners / in-process episodes/s"}),
