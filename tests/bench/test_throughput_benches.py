@@ -19,6 +19,8 @@ TINY = {
             {"typed producer", "typed batch consumer", "faust pass-through agent",
              "faust service shell", "archiver (to Parquet)"}),
     "loop": (["--examples", "10", "--reps", "1"], {"loop / in-process episodes/s"}),
+    "loop through runners": (["--examples", "10", "--reps", "1", "--sim-devices", "1"],
+                             {"loop through 1 runners / in-process episodes/s"}),
     "remote_rollout": (["--runners", "1", "--tasks", "2", "--reps", "1"],
                        {"through runners / in-process episodes/s"}),
 }
@@ -28,13 +30,14 @@ TINY = {
 @pytest.mark.parametrize("bench", sorted(TINY))
 def test_each_throughput_bench_runs_tiny_and_reports_its_aims(bench: str, tmp_path: Path) -> None:
     args, aims = TINY[bench]
-    out = tmp_path / f"{bench}.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / f"{bench}.py"), *args,
+    script = bench.split()[0]  # "loop through runners" is bench/loop.py with --sim-devices
+    out = tmp_path / f"{script}.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / f"{script}.py"), *args,
                            "--json", str(out)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=560, check=False)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     report = json.loads(out.read_text())
-    assert report["bench"] == bench and set(report["aims"]) == aims
+    assert report["bench"] == script and set(report["aims"]) == aims
     for name, aim in report["aims"].items():
         assert aim["ratio"] > 0 and aim["met"] == (aim["ratio"] >= aim["at_least"]), name
     assert report["runs"] and all(len(v) == 1 for v in report["runs"].values())
