@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_EXAMPLES = 500
 #: The services, in start order (consumers first, so the first tasks find them ready).
 SERVICES = ("verifier", "curator", "rollout", "generator")
+#: The services that make new work; `quiesce` stops them once the target is reached.
+QUIESCED = ("generator", "rollout")
 #: SIGTERM, then this long for a clean exit, then SIGKILL.
 STOP_GRACE_S = 20.0
 #: The curator's review requests end "— N rows" (what admitting them adds to a snapshot).
@@ -152,7 +154,7 @@ class DataLoop:
         `quiesce` stopped, and none once `stop` began); returns their names."""
         if self._stop.is_set():
             return []
-        quiet = {"generator", "rollout"} if self._quiesced else set()
+        quiet = set(QUIESCED) if self._quiesced else set()
         again = [name for name, proc in self._procs.items()
                  if proc.poll() is not None and name not in quiet]
         for name in again:
@@ -191,7 +193,7 @@ class DataLoop:
             return
         self._quiesced = True
         self.died = self.dead()
-        for name in ("generator", "rollout"):
+        for name in QUIESCED:
             proc = self._procs.get(name)
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -203,7 +205,7 @@ class DataLoop:
         # The quiesced generator and rollout have had their SIGTERM and are stopping: a second
         # one can land after a faust worker removed its handler and kill it (exit -15, shown
         # as a failure), so they are only waited for.
-        signalled = {"generator", "rollout"} if self._quiesced else set()
+        signalled = set(QUIESCED) if self._quiesced else set()
         for name, proc in self._procs.items():
             if proc.poll() is None and name not in signalled:
                 proc.send_signal(signal.SIGTERM)

@@ -560,9 +560,9 @@ def _rollout_devices_env(fleet: SimFleet | None) -> dict[str, str]:
     runners over `flywheel.actions` / `flywheel.observations` (so every step is an event in the
     archive), unless FLYWHEEL_ROLLOUT_DEVICES names other devices; with `--sim-devices 0` it
     plays on in-process phones (episodes only, no step events)."""
-    if "FLYWHEEL_ROLLOUT_DEVICES" in os.environ or fleet is None or not fleet.count:
+    if fleet is None or not fleet.count:
         return {}
-    return {"FLYWHEEL_ROLLOUT_DEVICES": ",".join(f"sim-{i}" for i in range(fleet.count))}
+    return _unless_set("FLYWHEEL_ROLLOUT_DEVICES", ",".join(f"sim-{i}" for i in range(fleet.count)))
 
 
 #: `--quick` runs: the share of oracle episodes that slip once and recover
@@ -573,9 +573,12 @@ QUICK_RECOVERY = 0.3
 
 def _recovery_env() -> dict[str, str]:
     """FLYWHEEL_ROLLOUT_RECOVERY for the run's rollout, unless the environment sets it."""
-    if "FLYWHEEL_ROLLOUT_RECOVERY" in os.environ:
-        return {}
-    return {"FLYWHEEL_ROLLOUT_RECOVERY": str(QUICK_RECOVERY)}
+    return _unless_set("FLYWHEEL_ROLLOUT_RECOVERY", str(QUICK_RECOVERY))
+
+
+def _unless_set(variable: str, value: str) -> dict[str, str]:
+    """{variable: value} for a service's environment, or {} when the user's environment sets it."""
+    return {} if variable in os.environ else {variable: value}
 
 
 def _add_training(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int,

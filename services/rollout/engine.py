@@ -25,6 +25,7 @@ from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
 from schemas.tasks import TaskProposed
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import ScriptedOracle, instance_of
+from services.rollout.policies import SlippingOracle
 
 __all__ = ["EpisodeTimeout", "Rollout", "episode_id_for"]
 
@@ -178,8 +179,6 @@ class Rollout:
 def _is_target(policy: Any) -> bool:
     """Whether the step just played may be taught: False only for the slipping oracle's own slip
     (any other policy's steps are all targets, so none can hide its steps from training)."""
-    from services.rollout.policies import SlippingOracle
-
     return not (isinstance(policy, SlippingOracle) and policy.last_target is False)
 
 
