@@ -29,6 +29,7 @@ from devices.harness.context import episode_messages, render_header
 from schemas.actions import Finish
 from schemas.observations import Observation
 from trainer.envs import ACTION_NAMES, action_tools
+from trainer.lookup_decoding import plain_greedy
 
 __all__ = ["ACTION_JSON_SCHEMA", "ModelPolicy", "PolicyStats", "answer_schema", "default_device", "load_policy"]
 
@@ -126,7 +127,7 @@ class ModelPolicy:
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "model",
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  constrained: bool = False, temperature: float = 0.0, seed: int = 0,
-                 prefix_cache: bool = True) -> None:
+                 prefix_cache: bool = True, lookup: bool = True) -> None:
         self.name = name
         self.model = model
         self.tokenizer = tokenizer
@@ -134,6 +135,7 @@ class ModelPolicy:
         self.temperature = temperature
         self.seed = seed
         self.prefix_cache = prefix_cache
+        self.lookup = lookup  # greedy batch-1 answers decode with lookup drafts (same text, fewer passes)
         self.stats = PolicyStats()
         self._tools = action_tools()
         self._constraint = _constraint(tokenizer) if constrained else None
@@ -213,14 +215,55 @@ class ModelPolicy:
         return self.tokenizer(rendered, add_special_tokens=False)["input_ids"]
 
     def generate_batch(self, prompts: list[list[int]], schemas: list[dict[str, Any]] | None = None) -> list[str]:
-        """Decodes one answer per prompt (token ids) in one left-padded `generate` call; the
-        texts come back in order. With constrained decoding, row i follows `schemas[i]` (each
-        episode's `answer_schema()`; default: any action). Tokens are counted in `stats`."""
-        import torch
+        """Decodes one answer per prompt (token ids); the texts come back in order. Decoding of a
+        row ends once it holds a complete action (`ActionComplete`: the reader ignores the rest).
+        One unconstrained greedy prompt (the CPU path) decodes with lookup drafts and the episode's
+        prefix cache (trainer.lookup_decoding: the same answer in fewer forward passes); anything
+        else goes through one left-padded `generate` call. With constrained decoding, row i follows
+        `schemas[i]` (each episode's `answer_schema()`; default: any action). Tokens are counted
+        in `stats`."""
+        prefix = TOOL_CALL_OPEN if self._constraint is not None else ""
+        if (len(prompts) == 1 and self.lookup and self._constraint is None and self.temperature <= 0
+                and plain_greedy(self.model.generation_config)):
+            rows = [self._generate_lookup(prompts[0])]
+        else:
+            rows = self._generate(prompts, schemas, prefix)
+        texts = []
+        for ids, row in zip(prompts, rows, strict=True):
+            new = _through_eos(row, self.tokenizer.eos_token_id)
+            self.stats.prompt_tokens.append(len(ids))
+            self.stats.output_tokens.append(len(new))
+            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            if self._constraint is not None:
+                text = TOOL_CALL_OPEN + text.strip() + TOOL_CALL_CLOSE
+            texts.append(text)
+        return texts
 
+    def _generate_lookup(self, ids: list[int]) -> list[int]:
+        """One greedy answer by lookup decoding, keeping the episode's prefix cache."""
+        from trainer.lookup_decoding import action_complete, greedy_lookup
+
+        cache = self._reuse(ids) if self.prefix_cache else self._fresh_cache()
+        new, held = greedy_lookup(
+            self.model, ids, cache=cache, max_new_tokens=self.max_new_tokens,
+            eos_token_id=self.tokenizer.eos_token_id,
+            stop=lambda tokens: action_complete(self.tokenizer.decode(tokens, skip_special_tokens=True)))
+        if self.prefix_cache:
+            self._cache = (held, cache)
+        return new
+
+    def _generate(self, prompts: list[list[int]], schemas: list[dict[str, Any]] | None, prefix: str) -> list[list[int]]:
+        """The new tokens of each prompt from one left-padded `generate` call."""
+        import torch
+        from transformers import StoppingCriteriaList
+
+        from trainer.lookup_decoding import ActionComplete
+
+        width = max(len(ids) for ids in prompts)
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
                                   "eos_token_id": self.tokenizer.eos_token_id,
-                                  "pad_token_id": self.tokenizer.pad_token_id}
+                                  "pad_token_id": self.tokenizer.pad_token_id,
+                                  "stopping_criteria": StoppingCriteriaList([ActionComplete(self.tokenizer, width, prefix)])}
         if self.temperature > 0:
             torch.manual_seed(self.seed + self.stats.steps)
             kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
@@ -229,7 +272,6 @@ class ModelPolicy:
         if self._constraint is not None:
             enforcers = [self._constraint(schema) for schema in schemas or [ACTION_JSON_SCHEMA] * len(prompts)]
             kwargs["prefix_allowed_tokens_fn"] = lambda row, sent: enforcers[row](row, sent)
-        width = max(len(ids) for ids in prompts)
         pad = self.tokenizer.pad_token_id
         device = next(self.model.parameters()).device
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in prompts], device=device)
@@ -241,28 +283,24 @@ class ModelPolicy:
             out = self.model.generate(input_ids, attention_mask=mask, **kwargs)
         if cache is not None:
             self._cache = (out[0, :cache.get_seq_length()].tolist(), cache)
-        texts = []
-        for ids, row in zip(prompts, out[:, width:].tolist(), strict=True):
-            new = _through_eos(row, self.tokenizer.eos_token_id)
-            self.stats.prompt_tokens.append(len(ids))
-            self.stats.output_tokens.append(len(new))
-            text = self.tokenizer.decode(new, skip_special_tokens=True)
-            if self._constraint is not None:
-                text = TOOL_CALL_OPEN + text.strip() + TOOL_CALL_CLOSE
-            texts.append(text)
-        return texts
+        rows = out[:, width:].tolist()
+        pad_rows = [row[:row.index(pad)] if pad is not None and pad != self.tokenizer.eos_token_id and pad in row
+                    else row for row in rows]
+        return pad_rows
 
+    def _fresh_cache(self) -> Any:
+        from transformers import DynamicCache
+
+        return DynamicCache(config=self.model.config)
 
     def _reuse(self, ids: list[int]) -> Any:
         """This episode's attention cache cut back to the longest prefix it shares with `ids`
         (at least one token of `ids` is left to prefill); a new cache when nothing is shared."""
-        from transformers import DynamicCache
-
         held, cache = self._cache or ([], None)  # the cache holds keys/values of exactly `held`
         shared = next((i for i, (a, b) in enumerate(zip(held, ids)) if a != b), min(len(held), len(ids)))
         keep = min(shared, len(ids) - 1)
         if cache is None or keep == 0:
-            return DynamicCache(config=self.model.config)
+            return self._fresh_cache()
         if len(held) > keep:
             cache.crop(keep - len(held))
         return cache
