@@ -71,7 +71,8 @@ def test_lookup_decoding_gives_generates_greedy_tokens_in_fewer_passes(tiny_mode
             expected = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=40, do_sample=False,
                                       eos_token_id=None, pad_token_id=tokenizer.pad_token_id)[0, len(prompt):].tolist()
         passes: list[int] = []
-        hook = model.register_forward_pre_hook(lambda m, a, kw: passes.append(1), with_kwargs=True)
+        hook = model.register_forward_pre_hook(lambda m, a, kw, seen=passes: seen.append(1),
+                                               with_kwargs=True)
         cache = DynamicCache(config=model.config)
         new, held = greedy_lookup(model, prompt, cache=cache, max_new_tokens=40, eos_token_id=None)
         hook.remove()
