@@ -41,3 +41,21 @@ def test_each_throughput_bench_runs_tiny_and_reports_its_aims(bench: str, tmp_pa
     for name, aim in report["aims"].items():
         assert aim["ratio"] > 0 and aim["met"] == (aim["ratio"] >= aim["at_least"]), name
     assert report["runs"] and all(len(v) == 1 for v in report["runs"].values())
+
+
+@pytest.mark.timeout(600)
+def test_the_decoding_bench_runs_tiny_and_reports_every_way(tmp_path: Path) -> None:
+    from trainer.models import build_tiny
+
+    model = build_tiny(tmp_path / "tiny", seed=0)
+    out = tmp_path / "decode.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "prefix_cache.py"), "--model", str(model),
+                           "--tasks", "2", "--max-steps", "2", "--max-new-tokens", "16", "--reps", "1",
+                           "--batch-size", "2", "--dtype", "float32", "--json", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=560, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    report = json.loads(out.read_text())
+    assert report["bench"] == "prefix_cache" and set(report["aims"]) == {"lookup vs baseline"}
+    assert len(report["runs"]) == 4
+    lookup = report["answers_equal_baseline"]["one at a time, prompt cache + lookup drafts"]
+    assert lookup.split("/")[0] == lookup.split("/")[1]  # float32: the same answers, text for text
