@@ -30,3 +30,12 @@ def test_the_forecast_says_up_front_when_this_machine_is_too_slow_for_the_half_h
     assert expected_minutes(1, False) > AIM_MINUTES and f"more than the {AIM_MINUTES:.0f} minutes aimed at" in one
     assert "GPU" in learning_forecast("smollm2", config, 700, cores=1, gpu=True)
     assert expected_minutes(64, False) == expected_minutes(8, False)  # beyond 8 cores nothing is promised
+
+
+def test_the_run_slips_in_a_share_of_its_oracle_episodes_unless_the_environment_says(monkeypatch) -> None:
+    from services.cli.run_cmd import RUN_RECOVERY, _recovery_env
+
+    monkeypatch.delenv("FLYWHEEL_ROLLOUT_RECOVERY", raising=False)
+    assert _recovery_env() == {"FLYWHEEL_ROLLOUT_RECOVERY": str(RUN_RECOVERY)} and 0 < RUN_RECOVERY < 1
+    monkeypatch.setenv("FLYWHEEL_ROLLOUT_RECOVERY", "0")
+    assert _recovery_env() == {}  # the user's own share (here none) is left alone
