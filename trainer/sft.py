@@ -214,7 +214,7 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
     tokenizer.save_pretrained(out)
     losses_by_template = template_losses(trainer.model, tokenizer, snapshot,
                                          rows_per_template=config.loss_rows_per_template,
-                                         max_length=config.max_length)
+                                         max_length=config.max_length, bf16=bool(trainer.args.bf16))
     checkpoint_id = checkpoint_id or f"sft-{uuid.uuid4().hex[:12]}"
     metrics = {"train_loss": float(output.training_loss), "first_loss": losses[0] if losses else float("nan"),
                "last_loss": losses[-1] if losses else float("nan"), "skipped_rows": float(skipped),
@@ -239,8 +239,12 @@ def run_sft(model_dir: str | Path, snapshot_dir: str | Path, out_dir: str | Path
 
 def template_losses(model: Any, tokenizer: Any, snapshot: Any, *,
                     rows_per_template: int = LOSS_ROWS_PER_TEMPLATE,
-                    max_length: int | None = None) -> dict[str, float]:
-    """Mean answer-token loss of the trained model per template (a few rows each): the feedback's loss."""
+                    max_length: int | None = None, bf16: bool = False) -> dict[str, float]:
+    """Mean answer-token loss of the trained model per template (a few rows each): the feedback's
+    loss. The LM head runs on the answer's positions only (the prompt's logits are never used),
+    under bf16 autocast when training ran in it."""
+    import contextlib
+
     import torch
 
     if rows_per_template <= 0:
@@ -254,16 +258,20 @@ def template_losses(model: Any, tokenizer: Any, snapshot: Any, *,
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
+    precision = (torch.autocast(device_type=device.type, dtype=torch.bfloat16) if bf16
+                 else contextlib.nullcontext())
     result = {}
-    with torch.no_grad():
+    with torch.no_grad(), precision:
         for template, rows in chosen.items():
             values = []
             for row in rows:
                 prompt = tokenizer(row["prompt"], add_special_tokens=False)["input_ids"]
                 answer = tokenizer(row["completion"], add_special_tokens=False)["input_ids"]
                 ids = torch.tensor([prompt + answer], device=device)
-                labels = torch.tensor([[-100] * len(prompt) + answer], device=device)
-                values.append(float(model(input_ids=ids, labels=labels).loss))
+                # the logits at the last len(answer) + 1 positions; all but the last predict the answer
+                logits = model(input_ids=ids, logits_to_keep=len(answer) + 1).logits[0, :-1].float()
+                values.append(float(torch.nn.functional.cross_entropy(
+                    logits, torch.tensor(answer, device=device))))
             result[template] = sum(values) / len(values)
     model.train(was_training)
     return result

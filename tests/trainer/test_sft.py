@@ -185,3 +185,24 @@ def test_trl_puts_the_loss_on_every_packed_answer(tiny_model: Path, oracle_snaps
         answers += len(spans)
         assert all(labels[b - 1] == trainer.processing_class.eos_token_id for _, b in spans)
     assert answers == report.used
+
+
+def test_template_losses_score_only_the_answer_as_the_labelled_loss_does(tiny_model: Path, oracle_snapshot: Path) -> None:
+    import torch
+
+    from trainer.sft import template_losses
+
+    loaded = load_model(tiny_model, dtype="float32")
+    model, tokenizer = loaded.model, loaded.tokenizer
+    snapshot = read_snapshot(oracle_snapshot)
+    fast = template_losses(model, tokenizer, snapshot, rows_per_template=1)
+    examples, _ = render_examples(snapshot, tokenizer, with_template=True)
+    for template, loss in fast.items():
+        row = next(e for e in examples if e["template"] == template)
+        prompt = tokenizer(row["prompt"], add_special_tokens=False)["input_ids"]
+        answer = tokenizer(row["completion"], add_special_tokens=False)["input_ids"]
+        with torch.no_grad():  # the whole sequence through the LM head, the prompt masked out of the loss
+            full = model(input_ids=torch.tensor([prompt + answer]),
+                         labels=torch.tensor([[-100] * len(prompt) + answer])).loss
+        assert loss == pytest.approx(float(full), rel=1e-4)
+    assert template_losses(model, tokenizer, snapshot, rows_per_template=1, bf16=True).keys() == fast.keys()
