@@ -239,6 +239,37 @@ class ModelPolicy:
             texts.append(text)
         return texts
 
+    @property
+    def forced_checks(self) -> bool:
+        """Whether `writes_exactly` can stand for decoding: greedy, unconstrained, no logits setting."""
+        return (self.model is not None and self._constraint is None and self.temperature <= 0
+                and plain_greedy(self.model.generation_config))
+
+    def writes_exactly(self, ids: list[int], answer: str) -> bool:
+        """Teacher-forced, in one forward pass: whether greedy decoding of `ids` (a prompt) would
+        write `answer`'s tokens up to its complete action (where decoding stops), i.e. whether
+        `next_action` would answer with exactly that text. The pass reuses and keeps the episode's
+        prefix cache. Counted as a step with no output in `stats`."""
+        import torch
+
+        from trainer.lookup_decoding import action_complete
+
+        target = self.tokenizer(answer, add_special_tokens=False)["input_ids"]
+        upto = next((k for k in range(1, len(target) + 1)
+                     if action_complete(self.tokenizer.decode(target[:k], skip_special_tokens=True))), len(target))
+        cache = self._reuse(ids) if self.prefix_cache else self._fresh_cache()
+        held = cache.get_seq_length()  # < len(ids): the prompt's last token is always fed
+        sequence = ids + target[:upto]
+        device = next(self.model.parameters()).device
+        with torch.no_grad():
+            logits = self.model(input_ids=torch.tensor([sequence[held:]], device=device), past_key_values=cache,
+                                use_cache=True, logits_to_keep=upto + 1).logits
+        greedy = logits[0, :upto].argmax(-1).tolist()  # what greedy writes after the prompt and each answer prefix
+        if self.prefix_cache:
+            self._cache = (sequence, cache)
+        self.stats.prompt_tokens.append(len(ids))
+        return greedy == target[:upto]
+
     def _generate_lookup(self, ids: list[int]) -> list[int]:
         """One greedy answer by lookup decoding, keeping the episode's prefix cache."""
         from trainer.lookup_decoding import action_complete, greedy_lookup
