@@ -30,6 +30,8 @@ from rich.table import Table
 __all__ = ["main"]
 
 console = Console()
+BASELINE = "one at a time, no cache (baseline)"
+LOOKUP = "one at a time, prompt cache + lookup drafts"
 
 
 def _play(model: str, tasks: list, dtype: str, prefix_cache: bool, lookup: bool, batch_size: int,
@@ -104,10 +106,6 @@ def main(argv: list[str] | None = None) -> None:
                      output_tokens={k: v[0] for k, v in counts.items()},
                      forward_passes={k: v[1] for k, v in counts.items()},
                      answers_equal_baseline={k: f"{v}/{len(answers[BASELINE])}" for k, v in same.items()})
-
-
-BASELINE = "one at a time, no cache (baseline)"
-LOOKUP = "one at a time, prompt cache + lookup drafts"
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ and saves the closing tokens (and a rambling model's tail).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -87,10 +88,16 @@ class ActionComplete:
 def plain_greedy(generation_config: Any) -> bool:
     """Whether a model's generation config leaves greedy decoding as plain argmax (no setting of
     `_LOGIT_SETTINGS` differs from transformers' default), so `greedy_lookup` gives its answer."""
+    default = _default_generation_config()
+    return all(getattr(generation_config, name, None) == getattr(default, name, None) for name in _LOGIT_SETTINGS)
+
+
+@functools.cache
+def _default_generation_config() -> Any:
+    """transformers' defaults, built once (plain_greedy is asked at every decoded step)."""
     from transformers import GenerationConfig
 
-    default = GenerationConfig()
-    return all(getattr(generation_config, name, None) == getattr(default, name, None) for name in _LOGIT_SETTINGS)
+    return GenerationConfig()
 
 
 def lookup_draft(tokens: Sequence[int], size: int = DRAFT_TOKENS, max_ngram: int = MAX_NGRAM) -> list[int]:
@@ -129,9 +136,14 @@ def greedy_lookup(model: Any, prompt: Sequence[int], *, cache: Any, max_new_toke
                        use_cache=True).logits
     pending = int(logits[0, -1].argmax())
     new: list[int] = []
+
+    def ends(token: int) -> bool:
+        """Appends `token` and says whether decoding ends with it."""
+        new.append(token)
+        return token == eos_token_id or len(new) >= max_new_tokens or (stop is not None and stop(new))
+
     while True:
-        new.append(pending)
-        if (pending == eos_token_id or len(new) >= max_new_tokens or (stop is not None and stop(new))):
+        if ends(pending):
             return new, sequence + new[:-1]  # the last token was never fed
         draft = lookup_draft(sequence + new, draft_tokens)[: max_new_tokens - len(new)]
         fed = len(sequence) + len(new) - 1  # what the cache holds: everything but `pending`
@@ -144,8 +156,7 @@ def greedy_lookup(model: Any, prompt: Sequence[int], *, cache: Any, max_new_toke
             accepted += 1
         _crop_to(cache, fed + 1 + accepted)  # `pending` and the kept draft tokens; the rest are dropped
         for token in draft[:accepted]:
-            new.append(token)
-            if token == eos_token_id or len(new) >= max_new_tokens or (stop is not None and stop(new)):
+            if ends(token):
                 _crop_to(cache, len(sequence) + len(new))  # drop the kept draft tokens after the end
                 return new, sequence + new
         pending = greedy[accepted]

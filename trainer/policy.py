@@ -29,7 +29,7 @@ from devices.harness.context import episode_messages, render_header
 from schemas.actions import Finish
 from schemas.observations import Observation
 from trainer.envs import ACTION_NAMES, action_tools
-from trainer.lookup_decoding import plain_greedy
+from trainer.lookup_decoding import ActionComplete, action_complete, greedy_lookup, plain_greedy
 
 __all__ = ["ACTION_JSON_SCHEMA", "ModelPolicy", "PolicyStats", "answer_schema", "default_device", "load_policy"]
 
@@ -222,12 +222,10 @@ class ModelPolicy:
         else goes through one left-padded `generate` call. With constrained decoding, row i follows
         `schemas[i]` (each episode's `answer_schema()`; default: any action). Tokens are counted
         in `stats`."""
-        prefix = TOOL_CALL_OPEN if self._constraint is not None else ""
-        if (len(prompts) == 1 and self.lookup and self._constraint is None and self.temperature <= 0
-                and plain_greedy(self.model.generation_config)):
+        if len(prompts) == 1 and self.lookup and self.forced_checks:
             rows = [self._generate_lookup(prompts[0])]
         else:
-            rows = self._generate(prompts, schemas, prefix)
+            rows = self._generate(prompts, schemas, TOOL_CALL_OPEN if self._constraint is not None else "")
         texts = []
         for ids, row in zip(prompts, rows, strict=True):
             new = _through_eos(row, self.tokenizer.eos_token_id)
@@ -241,7 +239,8 @@ class ModelPolicy:
 
     @property
     def forced_checks(self) -> bool:
-        """Whether `writes_exactly` can stand for decoding: greedy, unconstrained, no logits setting."""
+        """Whether answers are plain argmax (greedy, unconstrained, no logits setting), so lookup
+        drafts and `writes_exactly` stand for `generate`'s decoding."""
         return (self.model is not None and self._constraint is None and self.temperature <= 0
                 and plain_greedy(self.model.generation_config))
 
@@ -251,8 +250,6 @@ class ModelPolicy:
         `next_action` would answer with exactly that text. The pass reuses and keeps the episode's
         prefix cache. Counted as a step with no output in `stats`."""
         import torch
-
-        from trainer.lookup_decoding import action_complete
 
         target = self.tokenizer(answer, add_special_tokens=False)["input_ids"]
         upto = next((k for k in range(1, len(target) + 1)
@@ -272,8 +269,6 @@ class ModelPolicy:
 
     def _generate_lookup(self, ids: list[int]) -> list[int]:
         """One greedy answer by lookup decoding, keeping the episode's prefix cache."""
-        from trainer.lookup_decoding import action_complete, greedy_lookup
-
         cache = self._reuse(ids) if self.prefix_cache else self._fresh_cache()
         new, held = greedy_lookup(
             self.model, ids, cache=cache, max_new_tokens=self.max_new_tokens,
@@ -287,8 +282,6 @@ class ModelPolicy:
         """The new tokens of each prompt from one left-padded `generate` call."""
         import torch
         from transformers import StoppingCriteriaList
-
-        from trainer.lookup_decoding import ActionComplete
 
         width = max(len(ids) for ids in prompts)
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens,
@@ -314,10 +307,9 @@ class ModelPolicy:
             out = self.model.generate(input_ids, attention_mask=mask, **kwargs)
         if cache is not None:
             self._cache = (out[0, :cache.get_seq_length()].tolist(), cache)
-        rows = out[:, width:].tolist()
-        pad_rows = [row[:row.index(pad)] if pad is not None and pad != self.tokenizer.eos_token_id and pad in row
-                    else row for row in rows]
-        return pad_rows
+        # a row stopped at its complete action is padded after it (with eos where pad is eos)
+        cut = pad is not None and pad != self.tokenizer.eos_token_id
+        return [row[:row.index(pad)] if cut and pad in row else row for row in out[:, width:].tolist()]
 
     def _fresh_cache(self) -> Any:
         from transformers import DynamicCache
