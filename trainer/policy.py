@@ -252,6 +252,8 @@ class ModelPolicy:
         import torch
 
         target = self.tokenizer(answer, add_special_tokens=False)["input_ids"]
+        if not target:
+            raise ValueError("writes_exactly needs an answer of at least one token")
         upto = next((k for k in range(1, len(target) + 1)
                      if action_complete(self.tokenizer.decode(target[:k], skip_special_tokens=True))), len(target))
         cache = self._reuse(ids) if self.prefix_cache else self._fresh_cache()

@@ -68,3 +68,15 @@ def test_the_one_pass_check_counts_steps_but_no_invalid_answers(tiny_model: Path
     score = next_action_accuracy(policy, [task])
     assert score.steps == len(_oracle_actions(task)) and score.correct == 0
     assert score.invalid is None and policy.stats.output_tokens == []  # nothing was decoded
+
+
+def test_an_empty_answer_is_refused_not_counted_as_written(tiny_model: Path) -> None:
+    import pytest
+
+    task = get_template("star_relation").generate("dev", 0, 0)
+    policy = load_policy(tiny_model, max_new_tokens=8)
+    harness = Harness(SimPhone())
+    observation = harness.reset(task)
+    policy.begin(task.goal, harness.catalogue())
+    with pytest.raises(ValueError, match="at least one token"):
+        policy.writes_exactly(policy.prompt_ids(policy.prompt_messages(observation)), "")
