@@ -12,6 +12,12 @@ promotion to its failures with DuckDB:
 
     SELECT d.proposal_id, d.outcome, f FROM '<out>/rounds/*/decisions.parquet' d, unnest(d.motivated_by) t(f)
 
+One harness round on a checkpoint you already trained (it stands as generation 1; its dev scores
+per template pick the round's templates, services.cli.rounds_phase.competence_templates):
+
+    python bench/coevolve.py --checkpoint var/run/checkpoints/<run>/gen1 --generations 1 --tier easy \
+        --dtype bfloat16 --batch-size 1 --max-steps 6 --eval-n 2 --templates 3 --out var/bench/coevolve-ck
+
 On a GPU the model runs in bf16 and episodes are decoded in batches; on 2 CPU cores SmolLM2 takes
 hours, the tiny model (`--model tiny`) minutes.
 """
@@ -55,6 +61,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--proposals", type=int, default=3, help="gated proposals per round")
     parser.add_argument("--batch-size", type=int, default=256, help="episodes decoded together")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tier", default="", help="comma list of tiers the trainer evaluates and GRPO draws from")
+    parser.add_argument("--dtype", default="auto", help="weights when scoring: auto, bfloat16 or float32")
+    parser.add_argument("--eval-n", type=int, default=1, help="dev instances per template in the trainer's own eval")
+    parser.add_argument("--checkpoint", type=Path, default=None,
+                        help="a trained checkpoint to start from: it stands as generation 1 (reused, not "
+                             "retrained, then scored and given its harness round)")
     parser.add_argument("--out", default="var/bench/coevolve")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
@@ -67,18 +79,26 @@ def main(argv: list[str] | None = None) -> None:
 
     out = Path(args.out)
     model = build_tiny(out / "tiny") if args.model == "tiny" else Path(args.model)
-    snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=args.sft_n, suite_seed=args.seed)
+    # (with --checkpoint nothing trains on it: one instance per template is enough)
+    snapshot = build_oracle_snapshot(out / "snapshot", n_per_template=1 if args.checkpoint else args.sft_n,
+                                     suite_seed=args.seed)
+    if args.checkpoint is not None:  # run_generations reuses a finished checkpoint where gen1 would go
+        (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+        first = out / "checkpoints" / "gen1"
+        if not first.exists():
+            first.symlink_to(args.checkpoint.resolve(), target_is_directory=True)
     run_id = f"coevolve-{int(time.time())}"
     events: list = []
-    rounds = HarnessRounds(out, HarnessRoundConfig(
-        templates=args.templates, n_per_template=args.n, max_proposals=args.proposals, max_steps=args.max_steps,
-        max_new_tokens=args.max_new_tokens, seed=args.seed), run_id=run_id, base_model=model, emit=events.append)
     config = LoopConfig(
         generations=args.generations, sft_steps=args.sft_steps, sft_lr=args.sft_lr, sft_batch_size=args.sft_batch,
         rl_steps=args.rl_steps, num_generations=args.rl_group, rl_lr=args.rl_lr,
         max_completion_length=args.rl_max_completion, max_tool_calls=args.rl_tool_calls,
         eval_templates=args.eval_templates, eval_max_steps=args.max_steps, eval_batch_size=args.batch_size,
-        seed=args.seed)
+        tiers=args.tier, eval_n=args.eval_n, eval_dtype=args.dtype, general=False, seed=args.seed)
+    rounds = HarnessRounds(out, HarnessRoundConfig(
+        templates=args.templates, n_per_template=args.n, max_proposals=args.proposals, max_steps=args.max_steps,
+        max_new_tokens=args.max_new_tokens, seed=args.seed, batch_size=args.batch_size,
+        dtype=config.policy_dtype), run_id=run_id, base_model=model, emit=events.append)
     started = time.monotonic()
     summaries = run_generations(model, snapshot, out / "checkpoints", config, run_id=run_id, on_event=events.append,
                                 on_generation=rounds.after_generation, harness=rounds.registry.current_spec)

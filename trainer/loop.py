@@ -86,8 +86,10 @@ class LoopConfig:
     eval_batch_size: int = field(default=16, metadata={"help": "Evaluation episodes decoded together (1: one at "
                                                                 "a time, each reusing its own prompt cache: faster "
                                                                 "on a CPU)."})
-    eval_dtype: str = field(default="auto", metadata={"help": "Weights for evaluation: auto (bf16 on a GPU, fp32 on "
-                                                              "a CPU), float32 or bfloat16."})
+    eval_dtype: str = field(default="auto", metadata={"help": "Weights for evaluation: auto (bf16 where the hardware "
+                                                              "multiplies it natively: a GPU, or a CPU with "
+                                                              "avx512_bf16/amx_bf16; fp32 elsewhere, where bf16 is "
+                                                              "emulated and ~5x slower), float32 or bfloat16."})
     sft_epochs: float = field(default=1.0, metadata={"help": "Passes over the snapshot when sft_steps is 0."})
     sft_precision: str = field(default="auto", metadata={
         "help": "SFT arithmetic: auto (bf16 mixed precision where the device multiplies bf16 natively), bf16 or fp32."})
@@ -133,8 +135,15 @@ class LoopConfig:
 
     @property
     def policy_dtype(self) -> str | None:
-        """`eval_dtype` as trainer.policy.load_policy takes it (None: the device's default)."""
-        return None if self.eval_dtype == "auto" else self.eval_dtype
+        """`eval_dtype` as trainer.policy.load_policy takes it: auto is bf16 where bf16 is native
+        (trainer.precision.use_bf16, as SFT's auto precision decides), else None (fp32 on a CPU)."""
+        if self.eval_dtype != "auto":
+            return self.eval_dtype
+        import torch
+
+        from trainer.precision import use_bf16
+
+        return "bfloat16" if use_bf16("auto", cuda=torch.cuda.is_available()) else None
 
 
 EVAL_DTYPES = ("auto", "float32", "bfloat16")
@@ -159,7 +168,7 @@ PRETRAINED_DEFAULTS: dict[str, Any] = {"sft_lr": 5e-5, "rl_lr": 1e-6, "max_compl
 #: one episode at a time (each reuses its prompt cache: the fastest on a CPU), up to 6 steps.
 LEARNING_DEFAULTS: dict[str, Any] = {
     "tiers": "easy", "eval_splits": "dev,test", "eval_n": 2, "eval_limit": 40, "eval_templates": 0,
-    "eval_max_steps": 6, "eval_batch_size": 1, "eval_dtype": "bfloat16", "eval_base": True,
+    "eval_max_steps": 6, "eval_batch_size": 1, "eval_dtype": "auto", "eval_base": True,
     "sft_steps": 0, "sft_epochs": 1.0, "sft_lr": 2e-4, "sft_batch_size": 1, "sft_max_length": 3072,
     "max_completion_length": 96, "next_action_tasks": 20, "general": False}
 

@@ -11,8 +11,10 @@ into the registry. One `services.evolver.rounds.Rounds` drives it, so the per-ro
 `flywheel harness rounds`.
 
 Sizing (a fresh 2-core machine with the tiny model): `templates` templates that serve train,
-dev and test alike (sampled with the run's seed, the same every generation), `n_per_template`
-seeded instances each, at most `max_steps` steps per model episode and `max_proposals` gated
+dev and test alike, chosen each generation by the new checkpoint's dev score per template (those
+it solves sometimes first, then those it fails; never one it always solves, where no harness
+change can show: `competence_templates`), or sampled with the run's seed when it was not scored
+per template or `by_competence` is off; `n_per_template` seeded instances each, at most `max_steps` steps per model episode and `max_proposals` gated
 proposals per generation. Skills and playbook lines are distilled from the oracle's solved
 episodes of the same training tasks (the data phase's rollout policy): a weak model has few
 successes of its own to distil from.
@@ -38,7 +40,7 @@ from rich.table import Table
 
 from schemas.envelope import Event
 
-__all__ = ["CheckpointModel", "HarnessRoundConfig", "HarnessRounds", "round_templates"]
+__all__ = ["CheckpointModel", "HarnessRoundConfig", "HarnessRounds", "competence_templates", "round_templates"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,9 @@ class HarnessRoundConfig:
     max_new_tokens: int = 96
     seed: int = 0
     names: tuple[str, ...] = ()  # these templates instead of `templates` sampled ones
+    # pick each round's templates by the new checkpoint's dev scores (competence_templates)
+    # instead of by seed alone: a harness change can only show on templates the model fails
+    by_competence: bool = True
     batch_size: int = 64  # model episodes decoded together in the gate's runs (1: one at a time)
     dtype: str | None = None  # the checkpoints' weights (trainer.policy.load_policy's dtype)
 
@@ -69,16 +74,38 @@ class HarnessRoundConfig:
                 f"proposal(s) per generation")
 
 
-def round_templates(k: int, seed: int) -> list[str]:
-    """`k` template names that serve train, dev and test (failures on train, the gate on dev,
-    the hold-out on test see the same templates), sampled with `seed`; all when k is 0."""
+def _common_templates() -> list[str]:
+    """Template names that serve train, dev and test (failures on train, the gate on dev, the
+    hold-out on test see the same templates)."""
     from devices.suite.registry import templates_for
 
     names = [{t.name for t in templates_for(split)} for split in ("train", "dev", "test")]
-    common = sorted(names[0] & names[1] & names[2])
+    return sorted(names[0] & names[1] & names[2])
+
+
+def round_templates(k: int, seed: int) -> list[str]:
+    """`k` template names that serve train, dev and test, sampled with `seed`; all when k is 0."""
+    common = _common_templates()
     if k <= 0 or k >= len(common):
         return common
     return sorted(random.Random(seed).sample(common, k))
+
+
+def competence_templates(scores: dict[str, float], k: int, seed: int) -> list[str]:
+    """`k` templates serving train, dev and test, chosen by a checkpoint's dev score per template
+    (`scores`, EvalSummary.templates): first those it solves sometimes (0 < s < 1, nearest 0.5
+    first: a harness change moves them most easily), then those it scored 0 on (seeded order),
+    never one it always solves (nothing left to gain). Templates it was not scored on fill the
+    rest in `round_templates`' seeded order. All unsolved ones when k is 0."""
+    common = _common_templates()
+    partly = sorted((t for t in common if 0.0 < scores.get(t, -1.0) < 1.0),
+                    key=lambda t: (abs(scores[t] - 0.5), t))
+    failed = [t for t in common if scores.get(t, -1.0) == 0.0]
+    random.Random(seed).shuffle(failed)
+    unscored = [t for t in round_templates(0, seed) if t not in scores]
+    random.Random(seed).shuffle(unscored)
+    ranked = partly + failed + unscored
+    return sorted(ranked if k <= 0 else ranked[:k])
 
 
 @dataclass
@@ -125,8 +152,11 @@ class HarnessRounds:
         self.registry = HarnessRegistry.at_data_dir(data_dir)
         self.folder = Path(data_dir) / "rounds" / run_id
         self.load = load
+        # One list for the whole run: the scorer and the collector read it at each round, and a
+        # competence pick (after_generation) replaces its contents in place.
         self.templates = (sorted(config.names) if config.names
                           else round_templates(config.templates, config.seed))
+        self.picked: dict[int, str] = {}  # per generation: how its templates were chosen
         self.started_from = self.registry.current_spec().to_json_dict()
         self.error: str | None = None
         self.seconds: dict[int, float] = {}
@@ -176,6 +206,7 @@ class HarnessRounds:
         generation = summary.generation
         new = CheckpointModel(summary.checkpoint_id, Path(summary.checkpoint_dir),
                               self.config.max_new_tokens, self.load, self.config.dtype)
+        self.pick_templates(generation, getattr(getattr(summary, "evaluation", None), "templates", None) or {})
         self.console.print(f"[bold]generation {generation}[/bold]: harness round on "
                            f"{summary.checkpoint_id} in harness {self.rounds.spec['version'][:12]}"
                            f" ({self.config.describe()})", highlight=False)
@@ -210,6 +241,19 @@ class HarnessRounds:
             f"traces, {len(decisions)} proposal(s), {len(promoted)} promoted "
             f"({self.seconds[generation]:.0f} s)", highlight=False)
 
+    def pick_templates(self, generation: int, scores: dict[str, float]) -> None:
+        """This round's templates: by the new checkpoint's dev scores (competence_templates) when
+        the config asks for it and names none; otherwise the seeded sample stays."""
+        if self.config.names or not self.config.by_competence or not scores:
+            self.picked[generation] = "named" if self.config.names else "seeded sample"
+            return
+        self.templates[:] = competence_templates(scores, self.config.templates, self.config.seed)
+        chosen = {t: scores.get(t) for t in self.templates}
+        self.picked[generation] = "by dev score: " + ", ".join(
+            f"{t} {'unscored' if v is None else f'{v:.2f}'}" for t, v in chosen.items())
+        self.console.print(f"generation {generation}: harness round templates {self.picked[generation]}",
+                           highlight=False)
+
     # ---- reporting ---------------------------------------------------------------------------
     def summary_rows(self) -> list[tuple[str, str]]:
         shown = ", ".join(self.templates[:MAX_NAMED])
@@ -228,7 +272,8 @@ class HarnessRounds:
             decided = [d for d in report.decisions if d.generation == generation]
             outcomes = ", ".join(f"{d.proposal_id} {d.outcome}" for d in decided) or "none"
             rows.append((f"harness round {generation}",
-                         (f"before / model alone / harness alone / both: {cells}; "
+                         (f"templates {self.picked.get(generation, 'seeded sample')}; "
+                          f"before / model alone / harness alone / both: {cells}; "
                           f"{report.failures[generation]} failure traces; proposals: "
                           f"{outcomes}; {self.seconds.get(generation, 0):.0f} s")))
         current = self.registry.current()

@@ -202,3 +202,24 @@ def test_grpo_tasks_keep_to_the_configured_tiers() -> None:
 
     tasks = _rl_tasks(LoopConfig(tiers="easy"), {}, 2, 12, [])
     assert {get_template(t.template).tier for t in tasks} == {"easy"}
+
+
+def test_auto_eval_weights_are_bf16_only_where_the_hardware_multiplies_bf16(monkeypatch) -> None:
+    """Emulated bf16 decodes ~5x slower than fp32 on a CPU without avx512_bf16/amx_bf16
+    (measured on a 2-core AMD EPYC with AVX2 only), so auto must not pick it there."""
+    import torch
+
+    import trainer.precision as precision
+    from trainer.loop import loop_config
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    learning = loop_config("smollm2", learning=True)
+    assert learning.eval_dtype == "auto"
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    assert learning.policy_dtype is None  # load_policy's default: fp32 on a CPU
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)
+    assert learning.policy_dtype == "bfloat16"
+    assert LoopConfig(eval_dtype="float32").policy_dtype == "float32"  # a named dtype is kept
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    assert LoopConfig().policy_dtype == "bfloat16"

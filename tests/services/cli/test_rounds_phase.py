@@ -25,7 +25,12 @@ from services.archiver.service import build_archiver
 from services.archiver.settings import ArchiverSettings
 from services.archiver.store import ArchiveStore
 from services.cli.main import app
-from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds, round_templates
+from services.cli.rounds_phase import (
+    HarnessRoundConfig,
+    HarnessRounds,
+    competence_templates,
+    round_templates,
+)
 from services.dataflow.registry import HarnessRegistry
 from services.evolver.delta import normalise
 from streams.admin import create_topics
@@ -102,6 +107,36 @@ def test_template_sampling_is_seeded_and_serves_every_split() -> None:
         assert set(picked) <= {t.name for t in templates_for(split)}
     held_out = {t.name for t in templates_for("test")} - {t.name for t in templates_for("dev")}
     assert held_out and not held_out & set(round_templates(0, seed=0))
+
+
+def test_templates_are_picked_by_competence_never_one_always_solved() -> None:
+    common = round_templates(0, seed=0)
+    half, quarter, zero, solved = common[:4]
+    scores = {half: 0.5, quarter: 0.25, zero: 0.0, solved: 1.0}
+    assert competence_templates(scores, 2, seed=0) == sorted([half, quarter])
+    assert competence_templates(scores, 3, seed=0) == sorted([half, quarter, zero])
+    everything = competence_templates(scores, 0, seed=0)
+    assert solved not in everything and set(everything) == set(common) - {solved}
+    # unscored templates fill in only after every partly solved and failed one
+    picked = competence_templates(scores, 5, seed=0)
+    assert {half, quarter, zero} < set(picked) and solved not in picked and len(picked) == 5
+    # a template outside train ∩ dev ∩ test is never picked, whatever its score
+    assert competence_templates({"no_such_template": 0.5}, 1, seed=0) != ["no_such_template"]
+
+
+def test_a_round_takes_its_templates_from_the_checkpoints_dev_scores(tmp_path: Path) -> None:
+    """No model runs here: only the pick and what the summary says of it."""
+    common = round_templates(0, seed=0)
+    config = HarnessRoundConfig(templates=1)
+    rounds = HarnessRounds(tmp_path / "var", config, run_id="pick", base_model=tmp_path / "base",
+                           load=lambda path: OraclePolicy())
+    rounds.pick_templates(1, {common[0]: 1.0, common[1]: 0.4})
+    assert rounds.templates == [common[1]]
+    assert "by dev score" in rounds.picked[1] and "0.40" in rounds.picked[1]
+    named = HarnessRounds(tmp_path / "var2", HarnessRoundConfig(names=(common[0],)), run_id="pick",
+                          base_model=tmp_path / "base", load=lambda path: OraclePolicy())
+    named.pick_templates(1, {common[0]: 1.0, common[1]: 0.4})
+    assert named.templates == [common[0]] and named.picked[1] == "named"
 
 
 def test_two_generations_of_the_tiny_model_give_the_table_decisions_and_bus_events(
