@@ -25,6 +25,9 @@ AIM_MINUTES = 30.0
 #: 3 min + its next action 1, SFT of 251 packed episodes 18.6, the trained model's next action 2 and
 #: scoring 6, report and shutdown 1.5; two and a half minutes over the half hour, so the run says so).
 MEASURED_MINUTES, MEASURED_CORES = 32.7, 2
+#: The same run on an idle 2-core CPU without native bf16 (AVX2 only, so SFT and scoring in fp32),
+#: 2026-12-06, 5,285 s: dev 0.000 -> 0.153 [0.051, 0.278], test 0.000 -> 0.114 [0.033, 0.206].
+MEASURED_FP32_MINUTES = 88.1
 #: Where a GPU trains, the run is bound by the data phase and start-up.
 GPU_MINUTES = 6.0
 
@@ -44,20 +47,25 @@ def _gpu(gpu: bool | None) -> bool:
     return torch.cuda.is_available()
 
 
-def expected_minutes(cores: int | None = None, gpu: bool | None = None) -> float:
+def expected_minutes(cores: int | None = None, gpu: bool | None = None, bf16: bool | None = None) -> float:
     """The default run's expected minutes here: a few where a GPU trains, else scaled from the
     measured run by the core count (the CPU work is matrix products that use every core; at
     most 8 are counted)."""
     if _gpu(gpu):
         return GPU_MINUTES
-    return MEASURED_MINUTES * MEASURED_CORES / max(1, min(8, cores or os.cpu_count() or 1))
+    if bf16 is None:
+        from trainer.precision import cpu_has_bf16
+
+        bf16 = cpu_has_bf16()
+    measured = MEASURED_MINUTES if bf16 else MEASURED_FP32_MINUTES
+    return measured * MEASURED_CORES / max(1, min(8, cores or os.cpu_count() or 1))
 
 
 def learning_forecast(base_model: str, config: Any, examples: int, *, cores: int | None = None,
-                      gpu: bool | None = None) -> str:
+                      gpu: bool | None = None, bf16: bool | None = None) -> str:
     """One sentence before the run starts: what it trains, on what, and how long it should take."""
     gpu, cores = _gpu(gpu), cores or os.cpu_count() or 1
-    minutes = expected_minutes(cores, gpu)
+    minutes = expected_minutes(cores, gpu, bf16)
     where = "on this machine's GPU" if gpu else f"on this machine's {cores} CPU core(s)"
     what = (f"{base_model} on {examples:,} {config.tiers or 'all'}-tier rows, scored before and after on "
             f"{config.eval_limit or 'all'} {' and '.join(config.split_list)} episodes each")

@@ -19,17 +19,17 @@ def test_the_data_phase_draws_easy_canonical_tasks_unless_the_environment_says_o
 
 def test_the_forecast_says_up_front_when_this_machine_is_too_slow_for_the_half_hour() -> None:
     config = loop_config("smollm2", learning=True)
-    two = learning_forecast("smollm2", config, 700, cores=2, gpu=False)
+    two = learning_forecast("smollm2", config, 700, cores=2, gpu=False, bf16=True)
     assert "700 easy-tier rows" in two and "40 dev and test episodes each" in two
     assert f"about {MEASURED_MINUTES:.0f} minutes on this machine's 2 CPU core(s)" in two  # as measured
     # the measured 2-core run is over the half hour, and the sentence says so before anything starts
     assert ("more than the 30 minutes aimed at" in two) == (MEASURED_MINUTES > AIM_MINUTES)
-    eight = learning_forecast("smollm2", config, 700, cores=8, gpu=False)
-    assert expected_minutes(8, False) <= AIM_MINUTES and "more than" not in eight
-    one = learning_forecast("smollm2", config, 700, cores=1, gpu=False)
-    assert expected_minutes(1, False) > AIM_MINUTES and f"more than the {AIM_MINUTES:.0f} minutes aimed at" in one
+    eight = learning_forecast("smollm2", config, 700, cores=8, gpu=False, bf16=True)
+    assert expected_minutes(8, False, True) <= AIM_MINUTES and "more than" not in eight
+    one = learning_forecast("smollm2", config, 700, cores=1, gpu=False, bf16=True)
+    assert expected_minutes(1, False, True) > AIM_MINUTES and f"more than the {AIM_MINUTES:.0f} minutes aimed at" in one
     assert "GPU" in learning_forecast("smollm2", config, 700, cores=1, gpu=True)
-    assert expected_minutes(64, False) == expected_minutes(8, False)  # beyond 8 cores nothing is promised
+    assert expected_minutes(64, False, True) == expected_minutes(8, False, True)  # beyond 8 cores nothing is promised
 
 
 def test_the_run_slips_in_a_share_of_its_oracle_episodes_unless_the_environment_says(monkeypatch) -> None:
@@ -39,3 +39,10 @@ def test_the_run_slips_in_a_share_of_its_oracle_episodes_unless_the_environment_
     assert _recovery_env() == {"FLYWHEEL_ROLLOUT_RECOVERY": str(RUN_RECOVERY)} and 0 < RUN_RECOVERY < 1
     monkeypatch.setenv("FLYWHEEL_ROLLOUT_RECOVERY", "0")
     assert _recovery_env() == {}  # the user's own share (here none) is left alone
+
+
+def test_a_cpu_without_native_bf16_is_forecast_from_its_own_measured_run() -> None:
+    config = loop_config("smollm2", learning=True)
+    slow = learning_forecast("smollm2", config, 700, cores=2, gpu=False, bf16=False)
+    assert expected_minutes(2, False, False) > expected_minutes(2, False, True)
+    assert "more than the 30 minutes aimed at" in slow
