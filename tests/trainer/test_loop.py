@@ -209,7 +209,7 @@ def test_auto_eval_weights_are_bf16_only_where_the_hardware_multiplies_bf16(monk
     (measured on a 2-core AMD EPYC with AVX2 only), so auto must not pick it there."""
     import torch
 
-    import trainer.precision as precision
+    from trainer import precision
     from trainer.loop import loop_config
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
