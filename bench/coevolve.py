@@ -16,7 +16,7 @@ One harness round on a checkpoint you already trained (it stands as generation 1
 per template pick the round's templates, services.cli.rounds_phase.competence_templates):
 
     python bench/coevolve.py --checkpoint var/run/checkpoints/<run>/gen1 --generations 1 --tier easy \
-        --dtype bfloat16 --batch-size 1 --max-steps 6 --eval-n 2 --templates 3 --out var/bench/coevolve-ck
+        --batch-size 1 --max-steps 6 --eval-n 2 --templates 3 --out var/bench/coevolve-ck
 
 On a GPU the model runs in bf16 and episodes are decoded in batches; on 2 CPU cores SmolLM2 takes
 hours, the tiny model (`--model tiny`) minutes.

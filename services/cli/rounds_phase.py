@@ -14,8 +14,8 @@ Sizing (a fresh 2-core machine with the tiny model): `templates` templates that 
 dev and test alike, chosen each generation by the new checkpoint's dev score per template (those
 it solves sometimes first, then those it fails; never one it always solves, where no harness
 change can show: `competence_templates`), or sampled with the run's seed when it was not scored
-per template or `by_competence` is off; `n_per_template` seeded instances each, at most `max_steps` steps per model episode and `max_proposals` gated
-proposals per generation. Skills and playbook lines are distilled from the oracle's solved
+per template or `by_competence` is off; `n_per_template` seeded instances each, at most
+`max_steps` steps per model episode and `max_proposals` gated proposals per generation. Skills and playbook lines are distilled from the oracle's solved
 episodes of the same training tasks (the data phase's rollout policy): a weak model has few
 successes of its own to distil from.
 
@@ -98,11 +98,11 @@ def competence_templates(scores: dict[str, float], k: int, seed: int) -> list[st
     never one it always solves (nothing left to gain). Templates it was not scored on fill the
     rest in `round_templates`' seeded order. All unsolved ones when k is 0."""
     common = _common_templates()
-    partly = sorted((t for t in common if 0.0 < scores.get(t, -1.0) < 1.0),
-                    key=lambda t: (abs(scores[t] - 0.5), t))
-    failed = [t for t in common if scores.get(t, -1.0) == 0.0]
+    scored = {t: scores[t] for t in common if t in scores}
+    partly = sorted((t for t, s in scored.items() if 0.0 < s < 1.0), key=lambda t: (abs(scored[t] - 0.5), t))
+    failed = [t for t, s in scored.items() if s == 0.0]
+    unscored = [t for t in common if t not in scored]
     random.Random(seed).shuffle(failed)
-    unscored = [t for t in round_templates(0, seed) if t not in scores]
     random.Random(seed).shuffle(unscored)
     ranked = partly + failed + unscored
     return sorted(ranked if k <= 0 else ranked[:k])
@@ -248,9 +248,8 @@ class HarnessRounds:
             self.picked[generation] = "named" if self.config.names else "seeded sample"
             return
         self.templates[:] = competence_templates(scores, self.config.templates, self.config.seed)
-        chosen = {t: scores.get(t) for t in self.templates}
         self.picked[generation] = "by dev score: " + ", ".join(
-            f"{t} {'unscored' if v is None else f'{v:.2f}'}" for t, v in chosen.items())
+            f"{t} {f'{scores[t]:.2f}' if t in scores else 'unscored'}" for t in self.templates)
         self.console.print(f"generation {generation}: harness round templates {self.picked[generation]}",
                            highlight=False)
 
