@@ -22,7 +22,7 @@ from devices.harness import Harness
 from devices.protocol import DeviceError, TaskInstance
 from devices.sim import SimPhone
 from devices.suite.scoring import score_final_state
-from trainer.evaluate import main_tool_calls
+from trainer.outcome import main_tool_calls
 
 __all__ = ["BatchedEpisode", "run_batched"]
 

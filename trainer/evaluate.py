@@ -21,7 +21,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["EpisodeRecord", "EvalSummary", "bootstrap_interval", "evaluate_policy", "main_tool_calls", "summarise"]
+from trainer.outcome import SUCCESS_SCORE, main_tool_calls
+
+__all__ = ["EpisodeRecord", "EvalSummary", "bootstrap_interval", "evaluate_policy", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -154,15 +156,6 @@ def summarise(policy: str, split: str, records: Sequence[EpisodeRecord], *, vali
         records=list(records))
 
 
-def main_tool_calls(harness: Any, steps: int) -> int:
-    """Tool calls the agent itself made (the harness's log), or its step count without a log."""
-    try:
-        entries = harness.final_state()["log"]
-    except (AttributeError, KeyError, TypeError):
-        return steps
-    return sum(1 for e in entries if e.get("kind") == "tool_call" and e.get("agent", "main") == "main")
-
-
 def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", progress: bool = True,
                     console: Console | None = None, seed: int = 0, spec: Any = None,
                     batch_size: int = 1, stop: threading.Event | None = None) -> EvalSummary:
@@ -171,7 +164,6 @@ def evaluate_policy(policy: Any, tasks: Sequence[Any], *, split: str = "dev", pr
     once and their prompts are decoded together (trainer.batched). A set `stop` ends it between
     steps with TrainingStopped."""
     from devices.harness.spec import HarnessSpec
-    from trainer.outcome import SUCCESS_SCORE
     from trainer.progress import PHASES
     from trainer.stopping import check_stop
 

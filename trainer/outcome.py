@@ -8,7 +8,7 @@ from typing import Any
 
 from devices.protocol import TaskInstance
 
-__all__ = ["SUCCESS_SCORE", "Outcome", "score_episode"]
+__all__ = ["SUCCESS_SCORE", "Outcome", "main_tool_calls", "score_episode"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,3 +30,12 @@ def score_episode(task: TaskInstance, harness: Any) -> Outcome:
     result = score_final_state(task, harness.final_state())
     score = float(result.score)
     return Outcome(score=score, success=float(score >= SUCCESS_SCORE), progress=float(result.progress))
+
+
+def main_tool_calls(harness: Any, steps: int) -> int:
+    """Tool calls the agent itself made (the harness's log), or its step count without a log."""
+    try:
+        entries = harness.final_state()["log"]
+    except (AttributeError, KeyError, TypeError):
+        return steps
+    return sum(1 for e in entries if e.get("kind") == "tool_call" and e.get("agent", "main") == "main")

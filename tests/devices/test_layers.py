@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEVICES = ROOT / "devices"
+PROJECT_PACKAGES = ("schemas", "streams", "devices", "trainer", "services")
 
 FORBIDDEN = {
     "devices.harness": ("devices.sim", "devices.suite"),
@@ -39,9 +40,10 @@ def within(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def imported(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
-    """(devices module, line) for every import in the file, wherever it stands; `from P import N`
-    counts P.N when that is a module, P otherwise. Imports outside devices are left out."""
+def imported(module: str, path: Path, known: set[str],
+             packages: tuple[str, ...] = ("devices",)) -> Iterator[tuple[str, int]]:
+    """(module, line) for every import in the file, wherever it stands; `from P import N` counts
+    P.N when that is a module, P otherwise. Imports outside `packages` are left out."""
     is_package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -58,18 +60,21 @@ def imported(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, in
         else:
             continue
         for target in targets:
-            if within(target, "devices"):
+            if any(within(target, package) for package in packages):
                 yield target, node.lineno
 
 
-def import_graph(root: Path = DEVICES) -> dict[str, dict[str, int]]:
-    """module → {devices module it imports → first line}."""
-    modules = devices_modules(root)
+def import_graph(*roots: Path) -> dict[str, dict[str, int]]:
+    """module → {module it imports → first line}, over the packages at `roots` (devices alone by
+    default)."""
+    roots = roots or (DEVICES,)
+    modules = {name: path for root in roots for name, path in devices_modules(root).items()}
     known = set(modules)
+    packages = tuple(module_name(root) for root in roots)
     graph: dict[str, dict[str, int]] = {}
     for name, path in modules.items():
         edges = graph.setdefault(name, {})
-        for target, line in imported(name, path, known):
+        for target, line in imported(name, path, known, packages):
             if target != name:
                 edges.setdefault(target, line)
     return graph
@@ -130,6 +135,28 @@ def test_the_layers_hold() -> None:
 
 def test_no_import_cycle_among_devices_modules() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycle_anywhere_in_the_project() -> None:
+    """Across schemas, streams, devices, trainer and services, function-level imports included
+    (trainer.batched and trainer.evaluate were one, hidden inside a function)."""
+    assert cycles(import_graph(*(ROOT / p for p in PROJECT_PACKAGES))) == []
+
+
+def test_the_project_check_sees_a_cycle_across_packages(tmp_path: Path) -> None:
+    global ROOT
+    saved = ROOT
+    ROOT = tmp_path
+    try:
+        for package in ("trainer", "services"):
+            (tmp_path / package).mkdir()
+            (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / "trainer" / "t.py").write_text("def f():\n    from services import s\n")
+        (tmp_path / "services" / "s.py").write_text("import trainer.t\n")
+        graph = import_graph(tmp_path / "trainer", tmp_path / "services")
+        assert cycles(graph) == [["services.s", "trainer.t"]]
+    finally:
+        ROOT = saved
 
 
 def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
