@@ -37,10 +37,14 @@ from devices.suite.registry import get_template, templates_for
 from devices.suite.scoring import score_final_state
 from schemas.actions import Finish, UseSkill
 from schemas.harness import HarnessChange, HarnessProposed
-from services.evolver.delta import apply_delta
+from services.dataflow.evolution.delta import apply_delta
+from services.dataflow.evolution.paired import compare
+from services.dataflow.evolution.propose import (
+    arguments_from_calls,
+    distil_skill,
+    success_from_episode,
+)
 from services.evolver.gate import evaluate_proposal
-from services.evolver.paired import compare
-from services.evolver.propose import arguments_from_calls, distil_skill, success_from_episode
 from services.evolver.suite_runner import oracle_calls, suite_collector, suite_runner
 
 console = Console()

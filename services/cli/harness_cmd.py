@@ -19,9 +19,9 @@ from schemas.harness import HarnessPromoted
 from schemas.settings import SettingsError
 from schemas.topics import topic
 from services.cli.archive_cmd import fail
+from services.dataflow.evolution.delta import diff_specs
 from services.dataflow.ids import derived_id
 from services.dataflow.registry import HarnessRegistry, RegistryError
-from services.evolver.delta import diff_specs
 from streams.producer import TypedProducer
 from streams.settings import load_bus_settings
 

@@ -9,10 +9,10 @@ import sys
 
 from schemas.envelope import utc_now
 from services.dataflow.agent import serve
+from services.dataflow.evolution.settings import load_evolver_settings
 from services.dataflow.registry import HarnessRegistry
 from services.dataflow.vetoes import VetoVerifier
 from services.evolver.service import EvolverService
-from services.evolver.settings import load_evolver_settings
 from services.service_main import configure_logging
 
 

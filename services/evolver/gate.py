@@ -15,9 +15,8 @@ from typing import Any
 
 from schemas.harness import HarnessEvaluated, HarnessProposed
 from schemas.tasks import Split
-from services.dataflow.ids import derived_id
-from services.evolver.delta import apply_delta, spec_version
-from services.evolver.paired import (
+from services.dataflow.evolution.delta import apply_delta, spec_version
+from services.dataflow.evolution.paired import (
     DEFAULT_RESAMPLES,
     DEFAULT_TOLERANCE,
     EpisodeScore,
@@ -27,6 +26,7 @@ from services.evolver.paired import (
     gate,
     holdout_check,
 )
+from services.dataflow.ids import derived_id
 
 __all__ = ["CachedRunner", "Runner", "evaluate_proposal", "evaluated_event"]
 

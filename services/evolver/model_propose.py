@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.harness import HarnessChange
-from services.evolver.delta import MAX_CHANGES, DeltaError, apply_delta, spec_version
-from services.evolver.propose import Proposal, Trace, group_traces, proposal_id
+from services.dataflow.evolution.delta import MAX_CHANGES, DeltaError, apply_delta, spec_version
+from services.dataflow.evolution.propose import Proposal, Trace, group_traces, proposal_id
 
 __all__ = ["ModelProposer", "ProposerStats", "load_local", "parse_changes", "prompt_for"]
 

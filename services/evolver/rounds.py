@@ -35,19 +35,25 @@ from rich.table import Table
 from schemas.envelope import Event
 from schemas.harness import HarnessPromoted, HarnessProposed, HarnessRejected
 from schemas.tasks import Split
-from services.dataflow.ids import derived_id
-from services.dataflow.registry import HarnessRegistry
-from services.evolver.decide import EvolverConfig, EvolverState, evolve, handle, initial_state
-from services.evolver.delta import spec_version
-from services.evolver.gate import CachedRunner, evaluate_proposal
-from services.evolver.paired import (
+from services.dataflow.evolution.decide import (
+    EvolverConfig,
+    EvolverState,
+    evolve,
+    handle,
+    initial_state,
+)
+from services.dataflow.evolution.delta import spec_version
+from services.dataflow.evolution.paired import (
     DEFAULT_RESAMPLES,
     DEFAULT_TOLERANCE,
     FAMILY_WEIGHTS,
     EpisodeScore,
     summarise,
 )
-from services.evolver.propose import DEFAULT_MIN_SUPPORT, propose
+from services.dataflow.evolution.propose import DEFAULT_MIN_SUPPORT, propose
+from services.dataflow.ids import derived_id
+from services.dataflow.registry import HarnessRegistry
+from services.evolver.gate import CachedRunner, evaluate_proposal
 
 __all__ = [
     "CONDITIONS",

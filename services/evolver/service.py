@@ -26,11 +26,7 @@ from schemas.envelope import Event, utc_now
 from schemas.harness import HarnessEvaluated, HarnessPromoted, HarnessProposed, HarnessVetoed
 from schemas.topics import TOPICS, Topic
 from schemas.verdicts import FailureTraced
-from services.dataflow.ids import derived_id
-from services.dataflow.registry import HarnessRegistry, RegistryError
-from services.dataflow.store import Stored
-from services.dataflow.vetoes import VetoVerifier
-from services.evolver.decide import (
+from services.dataflow.evolution.decide import (
     EvolverConfig,
     EvolverState,
     Tick,
@@ -38,9 +34,13 @@ from services.evolver.decide import (
     evolve,
     initial_state,
 )
+from services.dataflow.evolution.settings import EvolverSettings
+from services.dataflow.ids import derived_id
+from services.dataflow.registry import HarnessRegistry, RegistryError
+from services.dataflow.store import Stored
+from services.dataflow.vetoes import VetoVerifier
 from services.evolver.gate import CachedRunner, Runner, evaluate_proposal
 from services.evolver.model_propose import ModelProposer, load_local
-from services.evolver.settings import EvolverSettings
 from services.evolver.suite_runner import suite_runner
 
 __all__ = ["INPUT_TOPICS", "EvolverService"]

@@ -23,10 +23,10 @@ from schemas.envelope import Event
 from schemas.episodes import EpisodeEnded, Step
 from schemas.tasks import Split, TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
+from services.dataflow.evolution.delta import normalise
+from services.dataflow.evolution.paired import EpisodeScore
+from services.dataflow.evolution.propose import refused_tools
 from services.dataflow.ids import derived_id
-from services.evolver.delta import normalise
-from services.evolver.paired import EpisodeScore
-from services.evolver.propose import refused_tools
 
 __all__ = ["SOURCE", "oracle_calls", "play_episode", "suite_collector", "suite_runner"]
 

@@ -1,6 +1,6 @@
 """The gate's view of harness promotions: the harness topic folded as the evolver folds it.
 
-`HarnessBoard.apply` folds every `harness.*` event with `services.evolver.decide.evolve` (the
+`HarnessBoard.apply` folds every `harness.*` event with `services.dataflow.evolution.decide.evolve` (the
 evolver's own fold), so the gate lists exactly the promotions the evolver holds back for the
 veto window (`pending_promotions`). A veto the gate itself signed is remembered per proposal
 until the evolver's `harness.rejected` arrives; vetoes without the gate's signature are ignored
@@ -30,8 +30,7 @@ from schemas.harness import (
     HarnessRejected,
     HarnessVetoed,
 )
-from services.dataflow.registry import HarnessRegistry, RegistryError
-from services.evolver.decide import (
+from services.dataflow.evolution.decide import (
     EvolverConfig,
     EvolverState,
     PendingPromotion,
@@ -40,6 +39,7 @@ from services.evolver.decide import (
     pending_promotions,
     veto,
 )
+from services.dataflow.registry import HarnessRegistry, RegistryError
 
 __all__ = ["MAX_NOTE_CHARS", "HarnessBoard", "PendingView", "VetoRefused", "change_summary"]
 

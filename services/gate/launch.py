@@ -22,9 +22,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from devices.blobs import BlobStore
 from devices.harness.spec import HarnessSpec
+from services.dataflow.evolution.settings import load_evolver_settings
 from services.dataflow.registry import HarnessRegistry, RegistryError
 from services.dataflow.signing import GateKeyError, create_key, load_private_key
-from services.evolver.settings import load_evolver_settings
 from services.gate.app import create_app
 from services.gate.harness import HarnessBoard
 from services.gate.service import BrokerPublisher, Gate, GateFeed, GateTopics

@@ -11,9 +11,9 @@ from pathlib import Path
 SERVICES = Path(__file__).resolve().parents[2] / "services"
 CORE = "dataflow"
 SHARED_MODULES = {"service_main", "orphan_guard", "broker_watch"}
-# The one arrow left: the gate's harness page folds the evolver's own events with its evolve()
-# and shows its veto window; moving the evolver's domain into the core is the next step.
-KNOWN = {("gate", "services.evolver.decide"), ("gate", "services.evolver.settings")}
+# Arrows allowed between services: none (the gate's harness page and the evolver share the
+# harness evolution domain through the core, services.dataflow.evolution).
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _imports() -> list[tuple[str, str, str]]:

@@ -31,8 +31,8 @@ from services.cli.rounds_phase import (
     competence_templates,
     round_templates,
 )
+from services.dataflow.evolution.delta import normalise
 from services.dataflow.registry import HarnessRegistry
-from services.evolver.delta import normalise
 from streams.admin import create_topics
 from streams.producer import TypedProducer
 from trainer.loop import publisher

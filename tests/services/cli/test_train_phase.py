@@ -13,8 +13,8 @@ from devices.harness.spec import HarnessSpec, ToolPolicy
 from services.cli.main import app
 from services.cli.rounds_phase import HarnessRoundConfig
 from services.cli.train_phase import TrainingPhase
+from services.dataflow.evolution.delta import normalise
 from services.dataflow.registry import HarnessRegistry
-from services.evolver.delta import normalise
 from trainer.loop import PRETRAINED_DEFAULTS, LoopConfig
 
 runner = CliRunner()

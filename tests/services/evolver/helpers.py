@@ -10,8 +10,8 @@ from schemas.episodes import EpisodeEnded, Step
 from schemas.observations import Observation, ToolResult
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.evolver.delta import normalise
-from services.evolver.paired import EpisodeScore
+from services.dataflow.evolution.delta import normalise
+from services.dataflow.evolution.paired import EpisodeScore
 
 # Validated as the harness validates it (defaults filled in), so SPEC["version"] is the version a
 # Harness on this spec reports, whatever defaults HarnessSpec gains later.

@@ -25,10 +25,10 @@ from devices.suite.registry import templates_for
 from schemas.actions import Finish, MemoryRead, ToolCall
 from schemas.observations import ToolResult
 from schemas.verdicts import FailureTraced, VerdictIssued
+from services.dataflow.evolution.delta import apply_delta, spec_version
+from services.dataflow.evolution.propose import propose, trace_of
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import ScriptedOracle, instance_of, new_harness, task_event
-from services.evolver.delta import apply_delta, spec_version
-from services.evolver.propose import propose, trace_of
 from services.rollout.engine import Rollout
 from services.verifier.decide import VerifierState, World
 from services.verifier.decide import decide as verify_episode

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from schemas.harness import HarnessProposed
-from services.evolver.decide import handle, initial_state
+from services.dataflow.evolution.decide import handle, initial_state
+from services.dataflow.evolution.propose import trace_of
 from services.evolver.gate import evaluate_proposal
 from services.evolver.model_propose import ModelProposer, load_local, parse_changes, prompt_for
-from services.evolver.propose import trace_of
 from tests.services.evolver.helpers import SPEC, failure, runner
 
 LINE = {"component": "prompt", "op": "add", "name": "memory first",
@@ -81,10 +81,10 @@ def test_a_missing_model_directory_is_one_sentence(tmp_path: Path) -> None:
 
 
 def test_the_service_asks_the_model_after_the_rules(tmp_path: Path) -> None:
+    from services.dataflow.evolution.settings import load_evolver_settings
     from services.dataflow.registry import HarnessRegistry
     from services.dataflow.store import Stored
     from services.evolver.service import EvolverService
-    from services.evolver.settings import load_evolver_settings
 
     registry = HarnessRegistry.at_data_dir(tmp_path)
     registry.init(SPEC)

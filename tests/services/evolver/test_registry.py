@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from schemas.harness import HarnessChange
 from services.cli.main import app
+from services.dataflow.evolution.delta import apply_changes, with_version
 from services.dataflow.registry import HarnessRegistry, RegistryError
-from services.evolver.delta import apply_changes, with_version
 
 runner = CliRunner()
 BASE = with_version({"tools": {"hidden": [], "descriptions": {}}, "skills": [],
@@ -97,7 +97,7 @@ def test_cli_lists_shows_diffs_and_rolls_back(registry: HarnessRegistry, tmp_pat
 
 def test_cli_rounds_promote_through_the_gate_and_write_the_tables(tmp_path: Path) -> None:
     from devices.harness.spec import HarnessSpec, ToolPolicy
-    from services.evolver.delta import normalise
+    from services.dataflow.evolution.delta import normalise
 
     base = normalise({**HarnessSpec.default().to_json_dict(),
                       "tools": ToolPolicy(hidden=("messages.send",)).model_dump()})

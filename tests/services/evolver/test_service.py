@@ -14,14 +14,14 @@ from devices.suite.policies import OraclePolicy
 from schemas.envelope import Event, utc_now
 from schemas.settings import SettingsError
 from schemas.topics import Topic
+from services.dataflow.evolution.decide import fold, pending_promotions, veto
+from services.dataflow.evolution.settings import load_evolver_settings
 from services.dataflow.registry import HarnessRegistry
 from services.dataflow.runner import Runner
 from services.dataflow.signing import Signer
 from services.dataflow.store import EventStore, Stored
 from services.dataflow.vetoes import VetoVerifier, sign_veto
-from services.evolver.decide import fold, pending_promotions, veto
 from services.evolver.service import INPUT_TOPICS, EvolverService
-from services.evolver.settings import load_evolver_settings
 from services.evolver.suite_runner import suite_collector
 from streams.consumer import TypedBatchConsumer
 from streams.producer import TypedProducer

@@ -16,8 +16,12 @@ from devices.suite.registry import get_template
 from devices.suite.scoring import score_final_state
 from schemas.actions import Finish, UseSkill
 from schemas.harness import HarnessChange
-from services.evolver.delta import apply_delta
-from services.evolver.propose import arguments_from_calls, distil_skill, success_from_episode
+from services.dataflow.evolution.delta import apply_delta
+from services.dataflow.evolution.propose import (
+    arguments_from_calls,
+    distil_skill,
+    success_from_episode,
+)
 from services.evolver.suite_runner import oracle_calls, suite_collector
 
 # Three shapes: a relation's number looked up, then appended to a note found by topic (two

@@ -15,11 +15,11 @@ from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from schemas.envelope import Event
 from schemas.harness import HarnessChange, HarnessProposed
+from services.dataflow.evolution.decide import handle, initial_state
+from services.dataflow.evolution.delta import MAX_CHANGES, normalise
+from services.dataflow.evolution.paired import summarise
 from services.dataflow.registry import HarnessRegistry
-from services.evolver.decide import handle, initial_state
-from services.evolver.delta import MAX_CHANGES, normalise
 from services.evolver.gate import evaluate_proposal
-from services.evolver.paired import summarise
 from services.evolver.rounds import RoundsConfig, run_rounds
 from services.evolver.suite_runner import play_episode, suite_collector, suite_runner
 

@@ -18,12 +18,12 @@ from devices.suite.policies import OraclePolicy
 from schemas.envelope import Event, utc_now
 from schemas.harness import HarnessVetoed
 from schemas.topics import Topic
+from services.dataflow.evolution.settings import load_evolver_settings
 from services.dataflow.registry import HarnessRegistry
 from services.dataflow.runner import Runner
 from services.dataflow.store import EventStore, Stored
 from services.dataflow.vetoes import VetoVerifier
 from services.evolver.service import INPUT_TOPICS, EvolverService
-from services.evolver.settings import load_evolver_settings
 from services.evolver.suite_runner import suite_collector
 from services.gate.launch import GateHandle, start_gate
 from services.gate.service import GateTopics

@@ -11,13 +11,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from schemas.harness import HarnessChange, HarnessVetoed
 from schemas.reviews import ReviewDecided
+from services.dataflow.evolution.decide import EvolverConfig
 from services.dataflow.signing import Signer, create_key
 from services.dataflow.vetoes import VetoVerifier, check_veto_signature, sign_veto
-from services.evolver.decide import EvolverConfig
 from services.evolver.gate import CachedRunner, evaluate_proposal
 from services.gate.harness import HarnessBoard, VetoRefused, change_summary
+from tests.services.dataflow.evolution.test_decide import feed, skill_helps, with_failures
 from tests.services.evolver.helpers import SPEC, runner
-from tests.services.evolver.test_decide import feed, skill_helps, with_failures
 
 GATE = Signer(Ed25519PrivateKey.generate())
 UNSIGNED = HarnessVetoed(source="gate/1", proposal_id="hp-1", reviewer="ana", note="no",

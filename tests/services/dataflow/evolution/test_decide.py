@@ -15,7 +15,7 @@ from schemas.harness import (
     HarnessProposed,
     HarnessRejected,
 )
-from services.evolver.decide import (
+from services.dataflow.evolution.decide import (
     EvolverConfig,
     EvolverState,
     Tick,
@@ -24,7 +24,7 @@ from services.evolver.decide import (
     pending_promotions,
     veto,
 )
-from services.evolver.delta import spec_version
+from services.dataflow.evolution.delta import spec_version
 from services.evolver.gate import CachedRunner, evaluate_proposal
 from tests.services.evolver.helpers import SPEC, failure, has_skill, runner, solved, task
 

@@ -38,10 +38,9 @@ from schemas.harness import (
 )
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
-from services.dataflow.ids import derived_id
-from services.evolver.delta import DeltaError, apply_delta, normalise, spec_version
-from services.evolver.paired import DEFAULT_TOLERANCE
-from services.evolver.propose import (
+from services.dataflow.evolution.delta import DeltaError, apply_delta, normalise, spec_version
+from services.dataflow.evolution.paired import DEFAULT_TOLERANCE
+from services.dataflow.evolution.propose import (
     DEFAULT_MIN_SUPPORT,
     Success,
     Trace,
@@ -49,6 +48,7 @@ from services.evolver.propose import (
     success_from_episode,
     trace_of,
 )
+from services.dataflow.ids import derived_id
 
 __all__ = [
     "SOURCE",

@@ -33,7 +33,7 @@ from typing import Any
 from schemas.episodes import EpisodeEnded
 from schemas.harness import HarnessChange
 from schemas.verdicts import ENVIRONMENT_CATEGORIES, FailureTraced
-from services.evolver.delta import DeltaError, apply_delta, canonical_json, spec_version
+from services.dataflow.evolution.delta import DeltaError, apply_delta, canonical_json, spec_version
 
 __all__ = [
     "DEFAULT_MIN_SUPPORT",

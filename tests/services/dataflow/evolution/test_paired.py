@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from services.evolver.paired import (
+from services.dataflow.evolution.paired import (
     EpisodeScore,
     PairingError,
     compare,

@@ -8,8 +8,8 @@ from pydantic import Field
 from pydantic_settings import BaseSettings
 
 from schemas.settings import load_settings, settings_config
-from services.evolver.paired import DEFAULT_RESAMPLES, DEFAULT_TOLERANCE
-from services.evolver.propose import DEFAULT_MIN_SUPPORT
+from services.dataflow.evolution.paired import DEFAULT_RESAMPLES, DEFAULT_TOLERANCE
+from services.dataflow.evolution.propose import DEFAULT_MIN_SUPPORT
 
 __all__ = ["MAX_VETO_WINDOW_S", "EvolverSettings", "load_evolver_settings"]
 

@@ -8,8 +8,8 @@ from schemas.actions import Delegate, Finish, ToolCall
 from schemas.episodes import EpisodeEnded, Step
 from schemas.observations import Observation, ToolResult
 from schemas.verdicts import FailureTraced
-from services.evolver.delta import apply_changes, spec_version, with_version
-from services.evolver.propose import (
+from services.dataflow.evolution.delta import apply_changes, spec_version, with_version
+from services.dataflow.evolution.propose import (
     Call,
     Success,
     distil_skill,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.harness import HarnessChange
-from services.evolver.delta import (
+from services.dataflow.evolution.delta import (
     MAX_CHANGES,
     DeltaError,
     apply_changes,
