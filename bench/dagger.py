@@ -54,8 +54,9 @@ def collect_corrections(policy: Any, tasks: Sequence[Any]) -> Corrections:
     from devices.harness.answer import parse_completion
     from devices.harness.context import CONTEXT_VERSION
     from devices.suite.registry import get_template
+    from devices.suite.scoring import score_final_state
     from services.curator.examples import correction_pairs
-    from services.dataflow.tasks import new_harness, oracle_actions, score_final_state
+    from services.dataflow.tasks import new_harness, oracle_actions
     from services.evolver.suite_runner import play_episode
 
     found = Corrections()
@@ -65,7 +66,7 @@ def collect_corrections(policy: Any, tasks: Sequence[Any]) -> Corrections:
         for task in tasks:
             steps, _outcome, _failure = play_episode(harness, task, policy)
             found.episodes += 1
-            if score_final_state(task, harness.final_state()) >= 1.0:
+            if score_final_state(task, harness.final_state()).score >= 1.0:
                 continue
             found.failed += 1
             reference, _ = oracle_actions(task, reference_harness)

@@ -37,12 +37,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.report import write_report
+from devices.suite.scoring import score_final_state
 from schemas.registry import validate_event
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS
 from services.cli.loop_run import SERVICES, DataLoop
 from services.dataflow.agent import store_path
-from services.dataflow.tasks import instance_of, new_harness, oracle_actions, score_final_state
+from services.dataflow.tasks import instance_of, new_harness, oracle_actions
 from services.device_runner.fleet import SimFleet
 from services.rollout.service import stats_path
 from streams.admin import create_topics

@@ -44,9 +44,10 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
     only episodes whose archived verdict that verifier version issued (the others are counted
     as `other_version`)."""
     from devices.blobs import BlobNotFound, BlobStore
+    from devices.suite.scoring import score_final_state
     from schemas.registry import validate_event
     from services.archiver.store import ArchiveStore
-    from services.dataflow.tasks import check_final_state, instance_of
+    from services.dataflow.tasks import instance_of
 
     files = ArchiveStore(archive_root).files()
     tasks = {e["task_id"]: validate_event(e) for e in _events(files, "task.proposed", None)}
@@ -74,7 +75,7 @@ def rescore_archive(archive_root: Path, blob_root: Path, since: datetime | None 
             continue
         task = instance_of(task_event, suite_seed)
         try:
-            result = check_final_state(task, json.loads(blobs.get(episode.final_state.sha256)))
+            result = score_final_state(task, json.loads(blobs.get(episode.final_state.sha256)))
         except BlobNotFound:
             counts["no_final_state"] += 1
             continue

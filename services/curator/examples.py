@@ -65,7 +65,8 @@ def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: An
     step it starts at: first after the wrong step (teaching recovery), else instead of it.
     None when the oracle cannot finish the task from either state."""
     from devices.suite.episode import play
-    from services.dataflow.tasks import ScriptedOracle, score_final_state
+    from devices.suite.scoring import score_final_state
+    from services.dataflow.tasks import ScriptedOracle
 
     for start in (first_wrong + 1, first_wrong):
         if start > len(steps) or (start > 0 and steps[start - 1].action.action_type == "finish"):
@@ -86,7 +87,7 @@ def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: An
             continue  # the state misleads the oracle: no continuation from here
         if played.error is not None:
             raise played.error
-        if pairs and score_final_state(task, harness.final_state()) >= 1.0:
+        if pairs and score_final_state(task, harness.final_state()).score >= 1.0:
             return start, pairs
     return None
 

@@ -16,10 +16,11 @@ from typing import Any
 from devices.protocol import TaskInstance
 from devices.sim.state import InitialStateError
 from devices.suite.registry import templates_for
+from devices.suite.scoring import composed_name
 from devices.suite.template import Template
 from schemas.tasks import Origin, Tier
 from services.dataflow.heldout import held_out_mentions, task_text
-from services.dataflow.tasks import composed_name, oracle_actions, untouched_score
+from services.dataflow.tasks import oracle_actions, untouched_score
 
 __all__ = [
     "Candidate",

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from devices.blobs import BlobNotFound, BlobStore
+from devices.suite.scoring import part_templates, score_final_state
 from schemas.envelope import Event
 from schemas.episodes import EpisodeEnded
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.dataflow.ids import derived_id
-from services.dataflow.tasks import check_final_state, instance_of, part_templates
+from services.dataflow.tasks import instance_of
 from services.verifier.trace import trace
 
 __all__ = ["VERIFIER_VERSION", "VerifierState", "World", "decide", "evolve"]
@@ -77,7 +78,7 @@ def judge(task_event: TaskProposed, episode: EpisodeEnded, world: World) -> list
     if episode.final_state is not None:
         try:
             final = json.loads(world.blobs.get(episode.final_state.sha256))
-            result = check_final_state(task, final)
+            result = score_final_state(task, final)
             score, progress, violations = result.score, result.progress, result.violations
         except BlobNotFound:
             problem = "the final state is missing from the blob store"

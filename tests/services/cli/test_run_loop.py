@@ -196,17 +196,17 @@ def test_run_trains_two_generations_on_its_snapshot_and_archives_the_training_ev
     assert _rescore(data_dir / "archive", data_dir / "blobs", checker_version=version)["rejudged"] == again["rejudged"]
     none_of_it = _rescore(data_dir / "archive", data_dir / "blobs", checker_version="verifier/0.0.0-never")
     assert none_of_it["rejudged"] == 0 and none_of_it["other_version"] == again["rejudged"]
-    import services.dataflow.tasks as tasks_module
+    import devices.suite.scoring as scoring_module
     from devices.suite.diff import CheckResult
     from services.cli.rescore_cmd import rescore_archive
 
-    original = tasks_module.check_final_state
-    tasks_module.check_final_state = lambda task, final: CheckResult(  # type: ignore[assignment]
+    original = scoring_module.score_final_state
+    scoring_module.score_final_state = lambda task, final: CheckResult(  # type: ignore[assignment]
         score=0.0, progress=0.0, subgoals=[("refused by a stricter checker", False)], violations=[])
     try:
         stricter = rescore_archive(data_dir / "archive", data_dir / "blobs")
     finally:
-        tasks_module.check_final_state = original
+        scoring_module.score_final_state = original
     passed_before = sum(1 for c in stricter["changes"] if c["then"] == 1.0)
     assert stricter["changed"] == passed_before > 0
     assert all(c["why"] == "refused by a stricter checker" for c in stricter["changes"])

@@ -250,3 +250,29 @@ def test_held_out_test_scores_never_shift_the_mix(world: World) -> None:
 
     assert shifts("dev")  # a dev report shifts the mix ...
     assert shifts("test") == []  # ... a held-out one never does
+
+
+def test_a_composed_task_is_scored_by_the_one_checker_on_every_path(world: World) -> None:
+    """The generator's oracle check, the verifier's scorer and the trainer's outcome all go
+    through devices.suite.scoring.score_final_state, which knows composed tasks: both parts
+    done scores 1.0, one part alone does not, the untouched state scores 0."""
+    from devices.suite.scoring import composed_name, parts_of, score_final_state
+    from services.dataflow.tasks import oracle_actions
+    from trainer.outcome import score_episode
+
+    names = [t.name for t in world.catalogue.templates]
+    harness = new_harness()
+    sound = ((a, b) for a in names[:8] for b in names[-8:]
+             if a != b and verify(compose(world.catalogue, a, b, 0, 0), harness) is None)
+    first, second = next(sound)  # the generator's own soundness check picks the pair
+    task = compose(world.catalogue, first, second, 0, 0).task
+    assert [name for name, _ in parts_of(task)] == [first, second]
+    harness.reset(task)
+    assert score_final_state(task, harness.final_state()).score == 0.0
+    actions, score = oracle_actions(task, harness)
+    assert score == 1.0 and actions
+    assert score_episode(task, harness).success == 1.0  # the trainer's path scores it too
+    first_part = task.model_copy(update={"template": composed_name([first]),
+                                         "params": {"parts": task.params["parts"][:1]}})
+    oracle_actions(first_part, harness)  # the same world, only the first part done
+    assert score_final_state(task, harness.final_state()).score < 1.0
