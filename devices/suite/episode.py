@@ -27,7 +27,7 @@ from devices.protocol import DeviceError, TaskInstance
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.scoring import score_final_state
 
-__all__ = ["AfterStep", "Alongside", "EpisodeResult", "Played", "StepHook", "play", "run_episode",
+__all__ = ["AfterStep", "Alongside", "Call", "EpisodeResult", "Played", "StepHook", "play", "run_episode",
            "score_state"]
 
 logger = logging.getLogger(__name__)
@@ -68,6 +68,13 @@ class Played:
 StepHook = Callable[[int, Any, Any], None]
 #: `after_step(index, action, observation)`: the step's action and what the phone answered.
 AfterStep = Callable[[int, Any, Any], None]
+#: `call(fn, *args)`: how `play` calls the policy or the device (the rollout puts its per-call
+#: timeout and busy-time clock here); the default calls `fn(*args)`.
+Call = Callable[..., Any]
+
+
+def _direct(fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args)
 
 
 class Alongside:
@@ -87,24 +94,27 @@ class Alongside:
 
 def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec | None = None,
          on_step: StepHook | None = None, after_step: AfterStep | None = None,
-         max_steps: int | None = None) -> Played:
+         max_steps: int | None = None, call_policy: Call = _direct,
+         call_device: Call = _direct) -> Played:
     """Resets the harnessed `device` to `task` and lets `policy` act up to `max_steps` (default the
     task's) or until the episode is done; `on_step(index, observation, action)` sees each step
-    before it runs, `after_step(index, action, observation)` after. A device error ends the
-    episode early (`Played.error`); a policy's own error is raised to the caller."""
+    before it runs, `after_step(index, action, observation)` after. A device error while acting
+    ends the episode early (`Played.error`); a failed reset and a policy's own error are raised
+    to the caller. Every policy call (begin, next_action) goes through `call_policy` and every
+    device call (reset, act) through `call_device`."""
     harness = device if isinstance(device, Harness) else Harness(device, spec)
-    observation = harness.reset(task)
+    observation = call_device(harness.reset, task)
     if isinstance(policy, OraclePolicy):
         policy.prepare(task)
-    policy.begin(task.goal, harness.catalogue())
+    call_policy(policy.begin, task.goal, harness.catalogue())
     actions: list[Any] = []
     limit = task.max_steps if max_steps is None else max_steps
     while len(actions) < limit and not observation.done:
-        action = policy.next_action(observation)
+        action = call_policy(policy.next_action, observation)
         if on_step is not None:
             on_step(len(actions), observation, action)
         try:
-            observation = harness.act(action)
+            observation = call_device(harness.act, action)
         except DeviceError as exc:
             logger.warning("episode %s ended early: %s", task.task_id, exc)
             return Played(harness, actions, observation, False, exc)

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from devices.blobs import BlobStore
 from devices.harness.context import CONTEXT_VERSION
 from devices.protocol import DeviceError, DeviceLost
-from devices.suite.policies import OraclePolicy
+from devices.suite.episode import play
 from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
 from schemas.tasks import TaskProposed
 from services.dataflow.ids import derived_id
@@ -111,33 +111,43 @@ class Rollout:
         steps: list[Step] = []
         outcome, failure, answer = "max_steps", None, None
         total = TokenUsage()
-        reset = False  # the device reached this episode's first view (so a context exists)
+        reached = False  # the device answered (a first view exists, so a context does)
+        clock = {"began": time.perf_counter(), "counted": 0}
         bind = getattr(self.device.device, "bind", None)
         if bind is not None:  # a RemoteDevice sends its requests under this episode's id
             bind(episode_id, proposed.correlation_id)
+
+        def call_device(fn: Callable[..., T], *args: Any) -> T:
+            nonlocal reached
+            answered = self._device(fn, *args)
+            reached = True
+            return answered
+
+        def call_policy(fn: Callable[..., T], *args: Any) -> T:
+            clock["began"], clock["counted"] = time.perf_counter(), _counted(self.policy)
+            return self._guard.call(fn, *args)
+
+        def record(index: int, action: Any, observation: Any) -> None:
+            nonlocal total, answer
+            usage = _usage(self.policy, clock["counted"])
+            steps.append(Step(index=index, action=action, observation=observation,
+                              thought=getattr(self.policy, "last_thought", None), tokens=usage,
+                              latency_ms=(time.perf_counter() - clock["began"]) * 1000.0,
+                              tool_calls=_tool_calls(action), target=_is_target(self.policy)))
+            total = TokenUsage(prompt=total.prompt + usage.prompt,
+                               completion=total.completion + usage.completion,
+                               reasoning=total.reasoning + usage.reasoning)
+            if action.action_type in ("answer", "finish"):
+                answer = getattr(action, "text", None) or getattr(action, "answer", None)
+
         try:
-            observation = self._device(self.device.reset, task)
-            reset = True
-            if isinstance(self.policy, (ScriptedOracle, OraclePolicy)):
-                self.policy.prepare(task)  # the one privileged policy (CONTRACT-6 §1)
-            self._guard.call(self.policy.begin, task.goal, self.device.catalogue())
-            while len(steps) < task.max_steps and not observation.done:
-                began = time.perf_counter()
-                counted = _counted(self.policy)
-                action = self._guard.call(self.policy.next_action, observation)
-                observation = self._device(self.device.act, action)
-                latency = (time.perf_counter() - began) * 1000.0
-                usage = _usage(self.policy, counted)
-                calls = _tool_calls(action)
-                steps.append(Step(index=len(steps), action=action, observation=observation,
-                                  thought=getattr(self.policy, "last_thought", None),
-                                  tokens=usage, latency_ms=latency, tool_calls=calls,
-                                  target=_is_target(self.policy)))
-                total = TokenUsage(prompt=total.prompt + usage.prompt,
-                                   completion=total.completion + usage.completion,
-                                   reasoning=total.reasoning + usage.reasoning)
-                if action.action_type in ("answer", "finish"):
-                    answer = getattr(action, "text", None) or getattr(action, "answer", None)
+            if isinstance(self.policy, ScriptedOracle):
+                self.policy.prepare(task)  # the one privileged policy (CONTRACT-6 §1); play prepares the suite's
+            played = play(self.device, task, self.policy, after_step=record,
+                          call_policy=call_policy, call_device=call_device)
+            if played.error is not None:
+                raise played.error
+            observation = played.observation
             if observation.done and (len(steps) < task.max_steps
                                      or steps[-1].action.action_type == "finish"):
                 outcome = "finished"
@@ -150,7 +160,7 @@ class Rollout:
         except Exception as error:  # noqa: BLE001 - a policy bug ends its episode, not the service
             logger.warning("episode %s ended with an error: %s", episode_id, error)
             outcome, failure = "error", f"{type(error).__name__}: {error}"
-        context = _context_header(self.policy, self.device) if reset else None
+        context = _context_header(self.policy, self.device) if reached else None
         final_state = None
         if outcome != "timeout":
             try:

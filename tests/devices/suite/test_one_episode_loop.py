@@ -13,8 +13,6 @@ SCANNED = ("devices", "services", "trainer", "bench")
 #: The loops allowed besides `play`, and why each stands apart.
 ALLOWED = {
     "devices/suite/episode.py": "the one loop, `play`",
-    "services/rollout/engine.py": "the rollout's loop: every policy and device call under the "
-                                  "episode's time guard, with per-step latency and tokens",
     "trainer/batched.py": "batched evaluation: many episodes decoded together per step",
     "devices/adb/suite.py": "the real phone's suite run: devices/adb may not import the suite",
     "devices/suite/fingerprint.py": "the behaviour fingerprint's own reference loop, kept "
