@@ -37,8 +37,8 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
     """Prompt and answer tokens of every oracle step, grouped by family, tier and both."""
     from devices.harness import Harness
     from devices.harness.answer import format_action
+    from devices.harness.episode import Alongside, play
     from devices.sim import SimPhone
-    from devices.suite.episode import Alongside, play
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
     from devices.suite.registry import get_template

@@ -293,8 +293,8 @@ def build_oracle_snapshot(out_dir: str | Path, *, split: str = "train", n_per_te
     exist) is played and answered with the phone's error; the slip is never a training target,
     but the rows after it show the error and the oracle's way on (column `recovery`)."""
     from devices.harness import Harness
+    from devices.harness.episode import play
     from devices.sim import SimPhone
-    from devices.suite.episode import play
     from devices.suite.instances import generate_split
     from devices.suite.policies import OraclePolicy
     from devices.suite.registry import get_template, templates_for

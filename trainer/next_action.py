@@ -52,8 +52,8 @@ def next_action_accuracy(policy: Any, tasks: Sequence[Any], *, spec: Any = None)
     unconstrained policy, asked in one forward pass; see the module's docstring)."""
     from devices.harness import Harness
     from devices.harness.answer import InvalidAction, parse_completion
+    from devices.harness.episode import Alongside, play
     from devices.sim import SimPhone
-    from devices.suite.episode import Alongside, play
     from devices.suite.policies import OraclePolicy
 
     score = NextActionScore()

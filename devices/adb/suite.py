@@ -33,8 +33,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from devices.harness.episode import play
 from devices.harness.harness import Harness
-from devices.harness.policy import ClaimPolicy
+from devices.harness.policy import ClaimPolicy, PrivilegedPolicy
 from devices.harness.sealed import SealedPolicy
 from devices.harness.spec import HarnessSpec
 from devices.protocol import DeviceError, DeviceLost, TaskInstance, too_many_faults
@@ -477,7 +478,7 @@ def device_tasks(n_per_template: int = 1, suite_seed: int = 0) -> list[TaskInsta
 
 # -- policies --------------------------------------------------------------------------------
 
-class DeviceOracle:
+class DeviceOracle(PrivilegedPolicy):
     """Solves a real-device task from its intent, reading ids and elements from observations."""
 
     name = "oracle"
@@ -558,23 +559,26 @@ def run_device_episode(phone: Any, task: TaskInstance, policy: Any,
     `phone` may already be a Harness (then `spec` is ignored)."""
     template = _BY_NAME[task.template]
     harness = phone if isinstance(phone, Harness) else Harness(phone, spec)
+    before: list[dict[str, Any]] = []
+
+    def call_device(fn: Callable[..., Any], *args: Any) -> Any:
+        answered = fn(*args)
+        if not before:  # the reset's answer: read the phone before anyone acts
+            before.append(harness.final_state())
+        return answered
+
     try:
-        observation = harness.reset(task)
-        before = harness.final_state()
-        if isinstance(policy, DeviceOracle):
-            policy.prepare(task)
-        policy.begin(task.goal, harness.catalogue())
-        steps = 0
-        while steps < task.max_steps and not observation.done:
-            observation = harness.act(policy.next_action(observation))
-            steps += 1
+        played = play(harness, task, policy, call_device=call_device)
+        if played.error is not None:
+            raise played.error
+        steps = len(played.actions)
         after = harness.final_state()
     except DeviceError as error:  # lost, or a reset/read the phone refused: not the policy's fault
         kind = "lost" if isinstance(error, DeviceLost) else "device error"
         logger.warning("episode %s: %s (%s)", task.task_id, error, kind)
         return DeviceEpisode(task_id=task.task_id, template=task.template, score=None, steps=0,
                              violations=[], fault=f"{kind}: {error}")
-    check = check_change(template.expect(dict(task.params)), before, after)
+    check = check_change(template.expect(dict(task.params)), before[0], after)
     return DeviceEpisode(task_id=task.task_id, template=task.template, score=check.score,
                          steps=steps, violations=check.violations)
 

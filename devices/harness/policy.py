@@ -15,7 +15,7 @@ from devices.harness.catalogue import Catalogue
 from schemas.actions import Answer, Finish
 from schemas.observations import Observation
 
-__all__ = ["ClaimPolicy", "Policy", "PolicyLoadError", "load_policy"]
+__all__ = ["ClaimPolicy", "Policy", "PolicyLoadError", "PrivilegedPolicy", "load_policy"]
 
 
 @runtime_checkable
@@ -33,6 +33,16 @@ class Policy(Protocol):
     def begin(self, goal: str, catalogue: Catalogue) -> None: ...
 
     def next_action(self, observation: Observation) -> Any: ...
+
+
+class PrivilegedPolicy:
+    """A reference policy that may read the task itself (the suite's, the services' and the real
+    phone's oracles): `devices.harness.episode.play` hands it the task with `prepare(task)` after
+    the reset and before `begin`. No agent under test is one: a MODULE:CLASS policy runs sealed
+    in a process of its own (devices.harness.sealed), and play sees only the sealed stand-in."""
+
+    def prepare(self, task: Any) -> None:
+        raise NotImplementedError
 
 
 class PolicyLoadError(ValueError):

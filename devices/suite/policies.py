@@ -17,7 +17,13 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from devices.harness.catalogue import Catalogue
-from devices.harness.policy import ClaimPolicy, Policy, PolicyLoadError, load_policy
+from devices.harness.policy import (
+    ClaimPolicy,
+    Policy,
+    PolicyLoadError,
+    PrivilegedPolicy,
+    load_policy,
+)
 from devices.protocol import TaskInstance
 from devices.suite.registry import get_template
 from schemas.actions import (
@@ -75,7 +81,7 @@ _RANDOM_KIND_WEIGHTS: dict[str, float] = {
 }
 
 
-class ScriptOracle:
+class ScriptOracle(PrivilegedPolicy):
     """What every oracle shares: privileged, `prepare(task)` before `begin`, which turns the task
     into a script of actions (`_new_script`) that reads observations through `_observe`; it
     finishes if the script runs out."""

@@ -12,9 +12,9 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
+from devices.harness.episode import StepHook
 from devices.harness.harness import Harness
 from devices.suite.derived import derived_rules
-from devices.suite.episode import StepHook
 from devices.suite.identifiability import catalogue_identification
 from devices.suite.registry import FAMILIES, all_templates
 from devices.suite.sufficiency import RULES
@@ -32,8 +32,8 @@ DISTINCT_SAMPLE = 20
 def oracle_run(device: Any, template: Template, split: str, i: int, seed: int, *,
                on_step: StepHook | None = None) -> tuple[int, float, set[str], dict[str, Any]]:
     """(actions, score, tools called, final state) of the oracle on one instance, through the
-    harness; `on_step` sees each step before it runs (devices.suite.episode.play)."""
-    from devices.suite.episode import play
+    harness; `on_step` sees each step before it runs (devices.harness.episode.play)."""
+    from devices.harness.episode import play
     from devices.suite.policies import OraclePolicy
     from devices.suite.scoring import score_final_state
 

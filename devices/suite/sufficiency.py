@@ -98,7 +98,7 @@ def _shown(messages: list[dict[str, Any]]) -> str:
 
 def audit_task(task: Any, harness: Any) -> Finding:
     """Plays the oracle on `task` in `harness` (reset here) and classifies every value it acts with."""
-    from devices.suite.episode import play
+    from devices.harness.episode import play
     from devices.suite.policies import OraclePolicy
 
     finding = Finding(template=task.template)

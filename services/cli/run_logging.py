@@ -5,6 +5,9 @@ A run on a fresh machine used to print some twenty raw trainer dicts, GRPO metri
 DeepSpeed accelerator warning and a TRL `UserWarning` between its status lines. Python warnings
 are captured into logging (`py.warnings`), and records from the training libraries stay in the
 file, so the terminal shows the run's progress and its summary, and the file keeps the rest.
+A library that keeps its own logger apart (transformers sets `propagate = False` on its root
+logger and gives it a stderr handler) gets the file handler too, and its terminal handlers are
+held silent for the block.
 """
 
 from __future__ import annotations
@@ -49,11 +52,23 @@ def run_logging(data_dir: Path) -> Iterator[Path]:
     level = root.level
     root.setLevel(min(level, logging.INFO) if level else logging.INFO)
     root.addHandler(file_handler)
+    apart = [logger for logger in map(logging.getLogger, LIBRARIES) if not logger.propagate]
+    muted = [h for logger in apart for h in logger.handlers if isinstance(h, logging.StreamHandler)
+             and not isinstance(h, logging.FileHandler)]
+    muted_levels = [h.level for h in muted]
+    for handler in muted:
+        handler.setLevel(logging.CRITICAL + 1)
+    for logger in apart:
+        logger.addHandler(file_handler)
     logging.captureWarnings(True)
     try:
         yield path
     finally:
         logging.captureWarnings(False)
+        for logger in apart:
+            logger.removeHandler(file_handler)
+        for handler, before in zip(muted, muted_levels, strict=True):
+            handler.setLevel(before)
         root.removeHandler(file_handler)
         file_handler.close()
         root.setLevel(level)

@@ -64,7 +64,7 @@ def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: An
     """The oracle's continuation from the failing state as (context, action) pairs, and the
     step it starts at: first after the wrong step (teaching recovery), else instead of it.
     None when the oracle cannot finish the task from either state."""
-    from devices.suite.episode import play
+    from devices.harness.episode import play
     from devices.suite.scoring import score_final_state
     from services.dataflow.tasks import ScriptedOracle
 

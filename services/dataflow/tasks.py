@@ -88,11 +88,9 @@ def _chain(parts: list[tuple[str, dict[str, Any]]], observe: Observe) -> Iterato
 def oracle_actions(task: TaskInstance, harness: Harness) -> tuple[list[Any], float]:
     """Runs the oracle through `harness` (reset to `task`, the one episode loop): its actions and
     the score. A device error is raised (the harness is the caller's simulator)."""
-    from devices.suite.episode import play
+    from devices.harness.episode import play
 
-    oracle = ScriptedOracle()
-    oracle.prepare(task)  # the privileged oracle is prepared here; `play` prepares only the suite's
-    played = play(harness, task, oracle)
+    played = play(harness, task, ScriptedOracle())  # play prepares the privileged oracle
     if played.error is not None:
         raise played.error
     return played.actions, score_final_state(task, harness.final_state()).score

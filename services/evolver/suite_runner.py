@@ -11,10 +11,10 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from devices.harness.episode import play
 from devices.harness.harness import Harness
 from devices.harness.spec import HarnessSpec
 from devices.sim import SimPhone
-from devices.suite.episode import play
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy, Policy
 from devices.suite.registry import templates_for

@@ -19,12 +19,12 @@ from typing import Any, TypeVar
 
 from devices.blobs import BlobStore
 from devices.harness.context import CONTEXT_VERSION
+from devices.harness.episode import play
 from devices.protocol import DeviceError, DeviceLost
-from devices.suite.episode import play
 from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
 from schemas.tasks import TaskProposed
 from services.dataflow.ids import derived_id
-from services.dataflow.tasks import ScriptedOracle, instance_of
+from services.dataflow.tasks import instance_of
 from services.rollout.policies import SlippingOracle
 
 __all__ = ["EpisodeTimeout", "Rollout", "episode_id_for"]
@@ -141,8 +141,7 @@ class Rollout:
                 answer = getattr(action, "text", None) or getattr(action, "answer", None)
 
         try:
-            if isinstance(self.policy, ScriptedOracle):
-                self.policy.prepare(task)  # the one privileged policy (CONTRACT-6 §1); play prepares the suite's
+            # play prepares a privileged oracle with the task (CONTRACT-6 §1), no other policy
             played = play(self.device, task, self.policy, after_step=record,
                           call_policy=call_policy, call_device=call_device)
             if played.error is not None:

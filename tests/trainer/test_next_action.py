@@ -7,8 +7,8 @@ from pathlib import Path
 
 from devices.harness import Harness
 from devices.harness.answer import format_action
+from devices.harness.episode import play
 from devices.sim import SimPhone
-from devices.suite.episode import play
 from devices.suite.policies import OraclePolicy
 from devices.suite.registry import get_template
 from tests.trainer.conftest import tool_call_bias

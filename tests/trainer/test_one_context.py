@@ -13,8 +13,8 @@ from devices.blobs import BlobStore
 from devices.harness import Harness
 from devices.harness.answer import format_action
 from devices.harness.context import CONTEXT_VERSION
+from devices.harness.episode import play
 from devices.sim import SimPhone
-from devices.suite.episode import play
 from devices.suite.policies import OraclePolicy
 from devices.suite.registry import get_template
 from services.curator.examples import recorded_pairs

@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 from devices.harness.catalogue import is_write_tool
+from devices.harness.episode import play
 from devices.sim import SimPhone
 from devices.sim.tools import REGISTRY
-from devices.suite.episode import play
 from devices.suite.instances import generate_split
 from devices.suite.policies import OraclePolicy
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from devices.harness import Harness
+from devices.harness.episode import play
 from devices.sim import SimPhone
-from devices.suite.episode import play
 from devices.suite.policies import OraclePolicy
 from devices.suite.registry import get_template
 from devices.suite.scoring import initial_view, score_final_state

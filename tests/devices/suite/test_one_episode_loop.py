@@ -1,4 +1,4 @@
-"""One episode loop: `devices.suite.episode.play`. Every other place that steps a policy through a
+"""One episode loop: `devices.harness.episode.play`. Every other place that steps a policy through a
 phone (a loop that asks a policy for actions and acts them) is found by an AST scan of the
 project and must be one of the few named here, each for its reason; a new hand-written loop fails
 this test (issue: "10 hand-written episode loops")."""
@@ -12,9 +12,8 @@ ROOT = Path(__file__).resolve().parents[3]
 SCANNED = ("devices", "services", "trainer", "bench")
 #: The loops allowed besides `play`, and why each stands apart.
 ALLOWED = {
-    "devices/suite/episode.py": "the one loop, `play`",
+    "devices/harness/episode.py": "the one loop, `play`",
     "trainer/batched.py": "batched evaluation: many episodes decoded together per step",
-    "devices/adb/suite.py": "the real phone's suite run: devices/adb may not import the suite",
     "devices/suite/fingerprint.py": "the behaviour fingerprint's own reference loop, kept "
                                     "independent of `play` so it can check it",
 }
@@ -56,7 +55,7 @@ def test_every_episode_loop_is_play_or_named_with_its_reason() -> None:
                 where[path.relative_to(ROOT).as_posix()] = lines
     extra = {path: lines for path, lines in where.items() if path not in ALLOWED}
     assert not extra, (f"hand-written episode loops {extra}: play the episode with "
-                       f"devices.suite.episode.play (hooks on_step / after_step)")
-    assert "devices/suite/episode.py" in where, "the scan no longer finds play's own loop"
+                       f"devices.harness.episode.play (hooks on_step / after_step)")
+    assert "devices/harness/episode.py" in where, "the scan no longer finds play's own loop"
     gone = set(ALLOWED) - set(where)
     assert not gone, f"{sorted(gone)} no longer loop: take them off ALLOWED"

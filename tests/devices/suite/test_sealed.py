@@ -9,9 +9,9 @@ import time
 import pytest
 
 from devices.harness import Harness
+from devices.harness.episode import play
 from devices.harness.sealed import SealedPolicy
 from devices.sim import SimPhone
-from devices.suite.episode import play
 from devices.suite.policies import load_policy, make_policy
 from devices.suite.registry import get_template
 from devices.suite.scoring import score_final_state

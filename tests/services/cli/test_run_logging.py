@@ -35,3 +35,21 @@ def test_libraries_and_warnings_go_to_the_file_and_ours_to_both(tmp_path: Path,
         assert text in logged
     assert "ours, worth seeing" in said
     assert "a library warning" not in said and "UserWarning" not in said and "loss" not in said
+
+
+def test_a_library_that_keeps_its_logger_apart_still_goes_to_the_file_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers turns propagation off on its root logger and logs to stderr itself; during a
+    run its records still land in the file and not on the terminal, and afterwards its own
+    handler speaks again."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.get_logger("transformers.trainer")  # configures the library root logger apart
+    library = logging.getLogger("transformers")
+    assert library.propagate is False and library.handlers
+    with run_logging(tmp_path) as path:
+        logging.getLogger("transformers.trainer").warning("kept apart, still filed")
+    assert "kept apart, still filed" in path.read_text()
+    assert "kept apart" not in capsys.readouterr().err
+    logging.getLogger("transformers.trainer").warning("after the run")
+    assert "after the run" not in path.read_text()
