@@ -150,15 +150,8 @@ class Rollout:
             if observation.done and (len(steps) < task.max_steps
                                      or steps[-1].action.action_type == "finish"):
                 outcome = "finished"
-        except EpisodeTimeout as error:
-            outcome, failure = "timeout", str(error)
-        except DeviceLost as error:
-            outcome, failure = "device_failed", f"the device was lost: {error}"
-        except DeviceError as error:
-            outcome, failure = "device_failed", f"the device failed: {error}"
         except Exception as error:  # noqa: BLE001 - a policy bug ends its episode, not the service
-            logger.warning("episode %s ended with an error: %s", episode_id, error)
-            outcome, failure = "error", f"{type(error).__name__}: {error}"
+            outcome, failure = _ending(error, episode_id)
         context = _context_header(self.policy, self.device) if reached else None
         final_state = None
         if outcome != "timeout":
@@ -183,6 +176,18 @@ class Rollout:
 
     def close(self) -> None:
         self._guard.close()
+
+
+def _ending(error: Exception, episode_id: str) -> tuple[str, str]:
+    """The outcome and failure sentence of an episode that `error` ended."""
+    if isinstance(error, EpisodeTimeout):
+        return "timeout", str(error)
+    if isinstance(error, DeviceLost):
+        return "device_failed", f"the device was lost: {error}"
+    if isinstance(error, DeviceError):
+        return "device_failed", f"the device failed: {error}"
+    logger.warning("episode %s ended with an error: %s", episode_id, error)
+    return "error", f"{type(error).__name__}: {error}"
 
 
 def _is_target(policy: Any) -> bool:
