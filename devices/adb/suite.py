@@ -559,18 +559,17 @@ def run_device_episode(phone: Any, task: TaskInstance, policy: Any,
     `phone` may already be a Harness (then `spec` is ignored)."""
     template = _BY_NAME[task.template]
     harness = phone if isinstance(phone, Harness) else Harness(phone, spec)
-    before: list[dict[str, Any]] = []
+    before: dict[str, Any] | None = None
 
     def call_device(fn: Callable[..., Any], *args: Any) -> Any:
+        nonlocal before
         answered = fn(*args)
-        if not before:  # the reset's answer: read the phone before anyone acts
-            before.append(harness.final_state())
+        if before is None:  # the reset's answer: read the phone before anyone acts
+            before = harness.final_state()
         return answered
 
     try:
-        played = play(harness, task, policy, call_device=call_device)
-        if played.error is not None:
-            raise played.error
+        played = play(harness, task, policy, call_device=call_device).checked()
         steps = len(played.actions)
         after = harness.final_state()
     except DeviceError as error:  # lost, or a reset/read the phone refused: not the policy's fault
@@ -578,7 +577,8 @@ def run_device_episode(phone: Any, task: TaskInstance, policy: Any,
         logger.warning("episode %s: %s (%s)", task.task_id, error, kind)
         return DeviceEpisode(task_id=task.task_id, template=task.template, score=None, steps=0,
                              violations=[], fault=f"{kind}: {error}")
-    check = check_change(template.expect(dict(task.params)), before[0], after)
+    assert before is not None  # play's first device call is the reset, which read it
+    check = check_change(template.expect(dict(task.params)), before, after)
     return DeviceEpisode(task_id=task.task_id, template=task.template, score=check.score,
                          steps=steps, violations=check.violations)
 

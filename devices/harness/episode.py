@@ -43,6 +43,12 @@ class Played:
     finished: bool
     error: DeviceError | None = None
 
+    def checked(self) -> Played:
+        """This episode, or the device error that ended it early, raised."""
+        if self.error is not None:
+            raise self.error
+        return self
+
 
 StepHook = Callable[[int, Any, Any], None]
 #: `after_step(index, action, observation)`: the step's action and what the phone answered.

@@ -58,14 +58,13 @@ def score_final_state(task: TaskInstance, final_state: dict[str, Any],
                       world_seed: int | None = None) -> CheckResult:
     """The task's checker on the episode's final state (contract §3), never the agent's claim:
     the template's own checker, or for a composed task the parts' expected changes together."""
-    parts = parts_of(task)
     before, after = initial_view(task, world_seed), StateView.from_json(final_state)
-    if len(parts) == 1 and parts[0][0] == task.template:
+    if not task.template.startswith(COMPOSED_PREFIX):
         result = get_template(task.template).check(dict(task.params), before, after)
         if not 0.0 <= result.score <= 1.0:
             raise ValueError(f"checker of {task.template} returned {result.score}, outside [0, 1]")
         return result
-    templates = [(get_template(name), params) for name, params in parts]
+    templates = [(get_template(name), params) for name, params in parts_of(task)]
     expected = [(t, t.expect(params, before)) for t, params in templates]
     if all(e is not None for _, e in expected):
         return check_change(before, after, [x for _, e in expected for x in e or []],

@@ -31,6 +31,10 @@ class _OursOnly(logging.Filter):
         return not any(record.name == name or record.name.startswith(name + ".") for name in LIBRARIES)
 
 
+def _is_terminal(handler: logging.Handler) -> bool:
+    return isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+
+
 @contextlib.contextmanager
 def run_logging(data_dir: Path) -> Iterator[Path]:
     """For the block: every record at INFO and above into `<data_dir>/logs/run.log`; the
@@ -43,8 +47,7 @@ def run_logging(data_dir: Path) -> Iterator[Path]:
     file_handler.setLevel(logging.INFO)
     file_handler.setFormatter(logging.Formatter(FORMAT))
     ours = _OursOnly()
-    terminals = [h for h in root.handlers if isinstance(h, logging.StreamHandler)
-                 and not isinstance(h, logging.FileHandler)]
+    terminals = [h for h in root.handlers if _is_terminal(h)]
     levels = [h.level for h in terminals]
     for handler in terminals:
         handler.addFilter(ours)
@@ -53,8 +56,7 @@ def run_logging(data_dir: Path) -> Iterator[Path]:
     root.setLevel(min(level, logging.INFO) if level else logging.INFO)
     root.addHandler(file_handler)
     apart = [logger for logger in map(logging.getLogger, LIBRARIES) if not logger.propagate]
-    muted = [h for logger in apart for h in logger.handlers if isinstance(h, logging.StreamHandler)
-             and not isinstance(h, logging.FileHandler)]
+    muted = [h for logger in apart for h in logger.handlers if _is_terminal(h)]
     muted_levels = [h.level for h in muted]
     for handler in muted:
         handler.setLevel(logging.CRITICAL + 1)

@@ -85,8 +85,7 @@ def correction_pairs(task: Any, steps: list[Step], first_wrong: int, harness: An
             played = play(harness, task, policy, on_step=record)
         except (LookupError, ValueError, RuntimeError):
             continue  # the state misleads the oracle: no continuation from here
-        if played.error is not None:
-            raise played.error
+        played.checked()
         if pairs and score_final_state(task, harness.final_state()).score >= 1.0:
             return start, pairs
     return None

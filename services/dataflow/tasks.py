@@ -90,9 +90,7 @@ def oracle_actions(task: TaskInstance, harness: Harness) -> tuple[list[Any], flo
     the score. A device error is raised (the harness is the caller's simulator)."""
     from devices.harness.episode import play
 
-    played = play(harness, task, ScriptedOracle())  # play prepares the privileged oracle
-    if played.error is not None:
-        raise played.error
+    played = play(harness, task, ScriptedOracle()).checked()  # play prepares the privileged oracle
     return played.actions, score_final_state(task, harness.final_state()).score
 
 

@@ -112,7 +112,7 @@ class Rollout:
         outcome, failure, answer = "max_steps", None, None
         total = TokenUsage()
         reached = False  # the device answered (a first view exists, so a context does)
-        clock = {"began": time.perf_counter(), "counted": 0}
+        began, counted = time.perf_counter(), 0  # the current step's start and token count before it
         bind = getattr(self.device.device, "bind", None)
         if bind is not None:  # a RemoteDevice sends its requests under this episode's id
             bind(episode_id, proposed.correlation_id)
@@ -124,15 +124,16 @@ class Rollout:
             return answered
 
         def call_policy(fn: Callable[..., T], *args: Any) -> T:
-            clock["began"], clock["counted"] = time.perf_counter(), _counted(self.policy)
+            nonlocal began, counted
+            began, counted = time.perf_counter(), _counted(self.policy)
             return self._guard.call(fn, *args)
 
         def record(index: int, action: Any, observation: Any) -> None:
             nonlocal total, answer
-            usage = _usage(self.policy, clock["counted"])
+            usage = _usage(self.policy, counted)
             steps.append(Step(index=index, action=action, observation=observation,
                               thought=getattr(self.policy, "last_thought", None), tokens=usage,
-                              latency_ms=(time.perf_counter() - clock["began"]) * 1000.0,
+                              latency_ms=(time.perf_counter() - began) * 1000.0,
                               tool_calls=_tool_calls(action), target=_is_target(self.policy)))
             total = TokenUsage(prompt=total.prompt + usage.prompt,
                                completion=total.completion + usage.completion,
@@ -142,11 +143,8 @@ class Rollout:
 
         try:
             # play prepares a privileged oracle with the task (CONTRACT-6 §1), no other policy
-            played = play(self.device, task, self.policy, after_step=record,
-                          call_policy=call_policy, call_device=call_device)
-            if played.error is not None:
-                raise played.error
-            observation = played.observation
+            observation = play(self.device, task, self.policy, after_step=record,
+                               call_policy=call_policy, call_device=call_device).checked().observation
             if observation.done and (len(steps) < task.max_steps
                                      or steps[-1].action.action_type == "finish"):
                 outcome = "finished"
