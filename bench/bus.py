@@ -46,6 +46,7 @@ from streams.admin import create_topics
 from streams.broker import LocalBroker
 from streams.codec import encode, headers_for
 from streams.consumer import TypedBatchConsumer
+from streams.lifecycle import stop_process
 from streams.producer import PRODUCER_DEFAULTS, TypedProducer
 from streams.settings import load_bus_settings
 
@@ -230,11 +231,7 @@ def faust_passthrough(bootstrap: str, n: int, reps: int, folder: Path,
     try:
         return asyncio.run(_output_windows(bootstrap, sink, n, reps, worker, folder))
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop_process(worker)
         log.close()
 
 
@@ -345,25 +342,10 @@ def summary(figures: Figures) -> Table:
 
 def faust_worker(bootstrap: str, in_name: str, out_name: str, data_dir: str) -> None:
     """The pass-through agent process: decode each event of IN and re-produce it to OUT."""
-    from faust import Worker
-
-    from streams.dlq import DeadLetterRouter
-    from streams.faust_app import decoded_events, make_app, typed_topic
-    from streams.settings import BusSettings
+    from streams.faust_app import run_relay
 
     source, sink = TOPICS[TEMPLATE].renamed(in_name), TOPICS[TEMPLATE].renamed(out_name)
-    app = make_app(f"bench-{in_name}", BusSettings(bootstrap_servers=bootstrap,
-                                                    data_dir=Path(data_dir)))
-    in_topic, out_topic = typed_topic(app, source), typed_topic(app, sink)
-    router = DeadLetterRouter(bootstrap)
-
-    @app.agent(in_topic)
-    async def passthrough(stream):
-        async for event in decoded_events(stream, source, router):
-            await out_topic.send(key=sink.key_of(event), value=encode(event))
-
-    sys.argv = sys.argv[:1]
-    Worker(app, loglevel="warning", quiet=True).execute_from_commandline()
+    run_relay(bootstrap, source, sink, data_dir, f"bench-{in_name}")
 
 
 def shell_worker(bootstrap: str, in_name: str, out_name: str, data_dir: str) -> None:

@@ -16,11 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -30,6 +28,7 @@ from rich.table import Table
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.report import Figure, median_of
 from devices.harness.harness import Harness
 from devices.protocol import TaskInstance
 from devices.sim.phone import SimPhone
@@ -52,21 +51,6 @@ TASK = TaskInstance(task_id="bench-harness", template="bench", family="tool", sp
                     initial_state={"memory": {f"fact_{i}": f"value {i} of the user" for i in range(50)}})
 
 
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    value: float
-    unit: str
-    baseline_name: str
-    baseline: float
-
-    @property
-    def ratio(self) -> float:
-        return self.value / self.baseline if self.baseline else float("nan")
-
-
-def _median(reps: int, run: Callable[[], float]) -> float:
-    return statistics.median(run() for _ in range(reps))
 
 
 def _rate(act: Callable[[object], object], actions: tuple[object, ...], steps: int) -> float:
@@ -122,16 +106,17 @@ def _bare_steps_ms(steps: int) -> float:
 
 
 def measure(reps: int) -> list[Figure]:
+    harness_steps = median_of(reps, lambda: _harness_rate(TOOL_ACTIONS))
     return [
-        Figure("tool steps through the harness", _median(reps, lambda: _harness_rate(TOOL_ACTIONS)),
-               "steps/s", "bare SimPhone tool steps", _median(reps, lambda: _phone_rate(TOOL_ACTIONS))),
-        Figure("memory reads (50 entries, lexical)", _median(
-            reps, lambda: _harness_rate((MemoryRead(query="value user"),))), "steps/s",
-               "harness tool steps", _median(reps, lambda: _harness_rate(TOOL_ACTIONS))),
-        Figure("context render (2,048-token budget)", _median(reps, lambda: _context_us(True)),
-               "µs", "JSON dump of the last 4 observations", _median(reps, lambda: _context_us(False))),
-        Figure("oracle episode, mem_text_relation", _median(reps, _episode_ms), "ms",
-               "5 bare tool steps (no reset, no scoring)", _median(reps, lambda: _bare_steps_ms(5))),
+        Figure("tool steps through the harness", "steps/s", harness_steps,
+               "bare SimPhone tool steps", median_of(reps, lambda: _phone_rate(TOOL_ACTIONS))),
+        Figure("memory reads (50 entries, lexical)", "steps/s",
+               median_of(reps, lambda: _harness_rate((MemoryRead(query="value user"),))),
+               "harness tool steps", median_of(reps, lambda: _harness_rate(TOOL_ACTIONS))),
+        Figure("context render (2,048-token budget)", "µs", median_of(reps, lambda: _context_us(True)),
+               "JSON dump of the last 4 observations", median_of(reps, lambda: _context_us(False))),
+        Figure("oracle episode, mem_text_relation", "ms", median_of(reps, _episode_ms),
+               "5 bare tool steps (no reset, no scoring)", median_of(reps, lambda: _bare_steps_ms(5))),
     ]
 
 

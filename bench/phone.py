@@ -30,7 +30,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -41,6 +40,7 @@ from rich.table import Table
 if __package__ in (None, ""):  # run as a script: the fake adbd lives under tests/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.report import Figure, median_of
 from devices.adb.phone import AdbPhone
 from devices.adb.settings import AdbSettings
 from devices.protocol import TaskInstance
@@ -78,20 +78,6 @@ TOOL_ACTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One measured figure and its baseline, both as medians."""
-
-    name: str
-    unit: str
-    value: float
-    baseline_name: str
-    baseline: float
-
-    @property
-    def ratio(self) -> float:
-        return self.value / self.baseline if self.baseline else float("nan")
-
 
 def _rate(n: int, run: Callable[[int], None]) -> float:
     start = time.perf_counter()
@@ -109,9 +95,6 @@ def _num(value: float) -> str:
     """Two decimals for small figures (sub-millisecond latencies), one otherwise."""
     return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.1f}"
 
-
-def _median(reps: int, measure: Callable[[], float]) -> float:
-    return statistics.median(measure() for _ in range(reps))
 
 
 # ---- SimPhone -------------------------------------------------------------------------------
@@ -257,7 +240,7 @@ def adb_figures(reps: int, server: RealAdbServer, serial: str, blob_dir: Path) -
     raw = statistics.median(raws)
     stock = adbutils.AdbClient(host="127.0.0.1", port=server.port).device(serial=serial)
     figures = [
-        Figure("adbutils shell2(v2) tap, as shipped", "ms", _median(reps, lambda: _per_call_ms(
+        Figure("adbutils shell2(v2) tap, as shipped", "ms", median_of(reps, lambda: _per_call_ms(
             ADB_ROUND_TRIPS // 5, lambda: stock.shell2(TAP, v2=True))), base, raw),
         Figure("AdbCall.shell tap (no spawn, no sleep)", "ms", statistics.median(taps), base,
                raw),
@@ -278,22 +261,22 @@ def adb_figures(reps: int, server: RealAdbServer, serial: str, blob_dir: Path) -
             def run() -> None:
                 phone.act(OpenApp(app_name="settings"))
                 phone.act(NavigateHome())
-            cost = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, run)) / 2
+            cost = median_of(reps, lambda: _per_call_ms(ADB_ACTIONS, run)) / 2
             done = reps * ADB_ACTIONS * 2
         else:
-            cost = _median(reps, lambda a=action: _per_call_ms(ADB_ACTIONS, lambda: phone.act(a)))
+            cost = median_of(reps, lambda a=action: _per_call_ms(ADB_ACTIONS, lambda: phone.act(a)))
             done = reps * ADB_ACTIONS
         figures.append(Figure(name, "ms", cost, base, raw))
         BREAKDOWN.append(_breakdown(name, cost, phone.adb.spent, done, raw))
     phone.act(NavigateHome())
     phone.adb.spent.clear()
-    observe = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: (phone.act(Wait(seconds=0.01)))))
+    observe = median_of(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: (phone.act(Wait(seconds=0.01)))))
     figures.append(Figure("AdbPhone observation after an action (dump + pull)", "ms",
                           observe, base, raw))
     BREAKDOWN.append(_breakdown("AdbPhone observation after an action", observe, phone.adb.spent,
                                 reps * ADB_ACTIONS, raw))
     phone.adb.spent.clear()
-    reused = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, phone.observe))
+    reused = median_of(reps, lambda: _per_call_ms(ADB_ACTIONS, phone.observe))
     figures.append(Figure("AdbPhone observe, nothing sent since (dump reused)", "ms",
                           reused, base, raw))
     BREAKDOWN.append(_breakdown("AdbPhone observe, nothing sent since", reused, phone.adb.spent,
@@ -304,7 +287,7 @@ def adb_figures(reps: int, server: RealAdbServer, serial: str, blob_dir: Path) -
     quiet.reset(BENCH_TASK)
     quiet.adb.spent.clear()
     tool = ToolCall(name="settings.get", arguments={"key": "wifi"})
-    bare = _median(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: quiet.act(tool)))
+    bare = median_of(reps, lambda: _per_call_ms(ADB_ACTIONS, lambda: quiet.act(tool)))
     figures.append(Figure("AdbPhone settings.get with a screenshot", "ms", bare, base, raw))
     BREAKDOWN.append(_breakdown("AdbPhone settings.get with a screenshot", bare, quiet.adb.spent,
                                 reps * ADB_ACTIONS, raw))
@@ -344,17 +327,17 @@ def measure(reps: int, console: Console,
             progress.advance(bar)
 
         step(Figure("SimPhone tool steps", "steps/s",
-                    _median(reps, lambda: _rate(TOOL_STEPS, tool_steps)),
-                    "raw dict updates", _median(reps, lambda: _rate(TOOL_STEPS, dict_updates))))
+                    median_of(reps, lambda: _rate(TOOL_STEPS, tool_steps)),
+                    "raw dict updates", median_of(reps, lambda: _rate(TOOL_STEPS, dict_updates))))
         step(Figure("SimPhone GUI steps (with observation)", "steps/s",
-                    _median(reps, lambda: _rate(GUI_STEPS, gui_steps)),
+                    median_of(reps, lambda: _rate(GUI_STEPS, gui_steps)),
                     "observation.model_dump_json",
-                    _median(reps, lambda: _rate(GUI_STEPS, observation_json))))
+                    median_of(reps, lambda: _rate(GUI_STEPS, observation_json))))
         phone = _busy_phone()
-        deep = _median(reps, lambda: _cost_us(COPIES // 10, deepcopies(phone)))
-        step(Figure("SimPhone snapshot (+1 write)", "µs", _median(
+        deep = median_of(reps, lambda: _cost_us(COPIES // 10, deepcopies(phone)))
+        step(Figure("SimPhone snapshot (+1 write)", "µs", median_of(
             reps, lambda: _cost_us(COPIES, snapshots(phone))), "copy.deepcopy(state)", deep))
-        step(Figure("SimPhone fork", "µs", _median(reps, lambda: _cost_us(COPIES, forks(phone))),
+        step(Figure("SimPhone fork", "µs", median_of(reps, lambda: _cost_us(COPIES, forks(phone))),
                     "copy.deepcopy(state)", deep))
         if adb is not None:
             for figure in adb_figures(reps, *adb):

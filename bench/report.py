@@ -1,9 +1,10 @@
-"""One JSON shape for the throughput benches (`bus`, `loop`, `remote_rollout`).
+"""One JSON shape for the throughput benches (`bus`, `loop`, `remote_rollout`), and one figure type.
 
 `write_report(path, bench, runs, aims)` writes every run's figures, their medians and, for
 each aim, its ratio, the bound and whether this run met it, so a reader (or a test)
 compares runs without parsing tables. Aims are `{name: (ratio, bound)}`: met when
-`ratio >= bound`.
+`ratio >= bound`. The table benches (`harness`, `phone`) print `Figure`s: a median beside the
+median of its baseline, measured in the same run (`median_of`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,32 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["aim_lines", "write_report"]
+__all__ = ["Figure", "aim_lines", "median_of", "write_report"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure and its baseline, both as medians."""
+
+    name: str
+    unit: str
+    value: float
+    baseline_name: str
+    baseline: float
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline if self.baseline else float("nan")
+
+
+def median_of(reps: int, measure: Callable[[], float]) -> float:
+    """The median of `reps` calls of `measure`."""
+    return statistics.median(measure() for _ in range(reps))
 
 
 def write_report(path: str | Path, bench: str, runs: Mapping[str, Sequence[float]],

@@ -35,27 +35,43 @@ class Bounds(Frozen):
         return self.left <= x < self.right and self.top <= y < self.bottom
 
 
-class UIElement(Frozen):
-    """One node of the screen's accessibility tree, with AndroidWorld's UIElement fields."""
+def _absent(value: object) -> bool:
+    return value is None
 
-    text: str | None = None
-    content_description: str | None = None
-    class_name: str | None = None
-    resource_id: str | None = None
-    package_name: str | None = None
-    hint_text: str | None = None
-    bounds: Bounds | None = None
-    is_checkable: bool = False
-    is_checked: bool = False
-    is_clickable: bool = False
-    is_editable: bool = False
-    is_enabled: bool = True
-    is_focusable: bool = False
-    is_focused: bool = False
-    is_long_clickable: bool = False
-    is_scrollable: bool = False
-    is_selected: bool = False
-    is_visible: bool = True
+
+def _off(value: object) -> bool:
+    return value is False
+
+
+def _on(value: object) -> bool:
+    return value is True
+
+
+class UIElement(Frozen):
+    """One node of the screen's accessibility tree, with AndroidWorld's UIElement fields.
+
+    A field at its default is left out when the element is written (a screen is most of an
+    episode's bytes, and most of its flags are off); reading fills it back in, so the element
+    round-trips unchanged."""
+
+    text: str | None = Field(default=None, exclude_if=_absent)
+    content_description: str | None = Field(default=None, exclude_if=_absent)
+    class_name: str | None = Field(default=None, exclude_if=_absent)
+    resource_id: str | None = Field(default=None, exclude_if=_absent)
+    package_name: str | None = Field(default=None, exclude_if=_absent)
+    hint_text: str | None = Field(default=None, exclude_if=_absent)
+    bounds: Bounds | None = Field(default=None, exclude_if=_absent)
+    is_checkable: bool = Field(default=False, exclude_if=_off)
+    is_checked: bool = Field(default=False, exclude_if=_off)
+    is_clickable: bool = Field(default=False, exclude_if=_off)
+    is_editable: bool = Field(default=False, exclude_if=_off)
+    is_enabled: bool = Field(default=True, exclude_if=_on)
+    is_focusable: bool = Field(default=False, exclude_if=_off)
+    is_focused: bool = Field(default=False, exclude_if=_off)
+    is_long_clickable: bool = Field(default=False, exclude_if=_off)
+    is_scrollable: bool = Field(default=False, exclude_if=_off)
+    is_selected: bool = Field(default=False, exclude_if=_off)
+    is_visible: bool = Field(default=True, exclude_if=_on)
 
 
 class ToolError(Frozen):

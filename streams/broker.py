@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.util import find_spec
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
+from streams.lifecycle import Running
 from streams.settings import BusSettings
 
 __all__ = [
@@ -154,7 +153,7 @@ class BrokerStatus:
     started_at: str | None = None
 
 
-class LocalBroker:
+class LocalBroker(Running):
     """One Tansu broker on loopback with in-memory storage; a context manager that stops it."""
 
     def __init__(self, data_dir: Path | str, port: int, *, start_timeout_s: float = START_TIMEOUT_S
@@ -280,13 +279,6 @@ class LocalBroker:
         return BrokerStatus(bootstrap=self.bootstrap, running=self.is_running(), external=False,
                             pid=self.pid, port=self.port, log_path=self.log_path,
                             started_at=record.get("started_at"))
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"LocalBroker(bootstrap={self.bootstrap!r}, pid={self.pid})"

@@ -17,8 +17,7 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
@@ -27,6 +26,7 @@ from schemas.envelope import Event
 from schemas.topics import Topic
 from streams.codec import decode
 from streams.dlq import DeadLetterRouter, error_sentence
+from streams.lifecycle import Closing
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = [
@@ -151,7 +151,7 @@ class _Revocations(ConsumerRebalanceListener):  # type: ignore[misc]
         self.owner._revoked_in_poll = set()
 
 
-class TypedBatchConsumer:
+class TypedBatchConsumer(Closing):
     """Polls batches of valid events from registered topics as one consumer group member.
 
     Bad messages go to `<topic>.dlq` (or raise, as `on_error` decides). `commit()` commits
@@ -434,10 +434,3 @@ class TypedBatchConsumer:
                 self._loop.close()
                 if self._owns_router:
                     self._router.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -12,14 +12,14 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
 from kafka.producer.future import FutureRecordMetadata
 
 from schemas.topics import DLQ_SUFFIX, dlq_name
 from streams.codec import header_value
+from streams.lifecycle import Closing
 from streams.producer import TypedProducer
 from streams.redact import redact
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES, BusSettings
@@ -188,7 +188,7 @@ class _Sent:
     headers: list[tuple[str, bytes]]
 
 
-class DeadLetterRouter:
+class DeadLetterRouter(Closing):
     """Produces failed records to their topic's dead-letter topic: the bytes untouched when they
     fit, else a reference to the blob store; a record the broker will not take is quarantined
     under <data_dir>/quarantine and counted, never raised (a consumer must be able to move on)."""
@@ -312,13 +312,6 @@ class DeadLetterRouter:
                 except Exception as failure:  # noqa: BLE001 - closing must not crash a stop
                     logger.warning("the dead-letter producer did not close cleanly (%s)",
                                    error_sentence(failure))
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
 
 def _default_data_dir() -> Path:

@@ -1,4 +1,5 @@
-"""Faust app factory tuned for the local broker, raw typed topics, and a dead-lettering decoder."""
+"""Faust app factory tuned for the local broker, raw typed topics, a dead-lettering decoder, and
+the smallest service built from them (`run_relay`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from streams.consumer import ErrorHandler, RawRecord, dead_letter_all
 from streams.dlq import DeadLetterRouter
 from streams.settings import BusSettings
 
-__all__ = ["FAUST_DEFAULTS", "decoded_events", "make_app", "typed_topic"]
+__all__ = ["FAUST_DEFAULTS", "decoded_events", "make_app", "run_relay", "typed_topic"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,3 +96,26 @@ async def decoded_events(stream: faust.StreamT, topic: Topic, dead_letters: Dead
             dead_letters.flush()  # rare path: make it durable before the offset is committed
             continue
         yield event
+
+
+def run_relay(bootstrap: str, source: Topic, sink: Topic, data_dir: str | Path, app_id: str) -> None:
+    """Runs (until stopped) a faust worker whose one agent decodes every event of `source`,
+    dead-letters bad ones to `source`'s dead-letter topic and re-produces good ones to `sink`:
+    the smallest complete faust service, which the bus bench and the faust tests run."""
+    import sys
+
+    from faust import Worker
+
+    from streams.codec import encode
+
+    app = make_app(app_id, BusSettings(bootstrap_servers=bootstrap, data_dir=Path(data_dir)))
+    in_topic, out_topic = typed_topic(app, source), typed_topic(app, sink)
+    router = DeadLetterRouter(bootstrap)
+
+    @app.agent(in_topic)
+    async def relay(stream: faust.StreamT) -> None:
+        async for event in decoded_events(stream, source, router):
+            await out_topic.send(key=sink.key_of(event), value=encode(event))
+
+    sys.argv = sys.argv[:1]  # faust's command line reads argv; the caller's arguments are not its
+    Worker(app, loglevel="warning", quiet=True).execute_from_commandline()

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from kafka import KafkaProducer
 from kafka.producer.future import FutureRecordMetadata
@@ -23,6 +22,7 @@ from schemas.envelope import Event, is_validated
 from schemas.registry import InvalidEvent, TypeNotAllowed
 from schemas.topics import Topic
 from streams.codec import OversizeMessage, encode, headers_for, validate
+from streams.lifecycle import Closing
 from streams.settings import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["PRODUCER_DEFAULTS", "TypedProducer"]
@@ -46,7 +46,7 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
 FLUSH_TIMEOUT_S = 30.0
 
 
-class TypedProducer:
+class TypedProducer(Closing):
     """Sends events to registered topics: type checked against the topic, keyed by the
     topic's key field, with type/version/id headers. Events that skipped validation
     (`schemas.envelope.is_validated`) are re-validated as a reader would."""
@@ -116,10 +116,3 @@ class TypedProducer:
 
     def close(self, timeout_s: float = FLUSH_TIMEOUT_S) -> None:
         self._producer.close(timeout=timeout_s)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -7,13 +7,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from schemas.envelope import Event
+from streams.lifecycle import Closing
 
 __all__ = ["DEFAULT_COLUMNS", "DuckDBSink", "RowFn", "default_row"]
 
@@ -52,7 +52,7 @@ def _identifier(name: str, what: str) -> str:
     return name
 
 
-class DuckDBSink:
+class DuckDBSink(Closing):
     """Writes events' rows into `table` and each event id into `<table>__tracking`
     (PRIMARY KEY) in one DuckDB transaction; events already tracked are skipped."""
 
@@ -138,10 +138,3 @@ class DuckDBSink:
 
     def close(self) -> None:
         self._con.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

@@ -17,20 +17,7 @@ from pydantic import ValidationError
 
 from devices.harness.context import render_header, render_observation
 from devices.protocol import DeviceError, TaskInstance
-from schemas.actions import (
-    Answer,
-    AskUser,
-    Click,
-    Delegate,
-    Finish,
-    InputText,
-    MemoryRead,
-    MemoryWrite,
-    NavigateBack,
-    OpenApp,
-    ToolCall,
-    UseSkill,
-)
+from schemas import actions as act
 from trainer.outcome import Outcome, score_episode
 
 __all__ = ["ACTION_NAMES", "PhoneEnvironment", "action_tools", "environment_factory", "task_row"]
@@ -109,7 +96,7 @@ class PhoneEnvironment:
             name: The tool's name, e.g. contacts.search.
             arguments: The tool's arguments as a JSON object.
         """
-        return self._act(lambda: ToolCall(name=name, arguments=arguments or {}))
+        return self._act(lambda: act.ToolCall(name=name, arguments=arguments or {}))
 
     def memory_read(self, key: str | None = None, query: str | None = None) -> str:
         """Read long-term memory by exact key, or search it.
@@ -118,7 +105,7 @@ class PhoneEnvironment:
             key: The exact key to read.
             query: Words to search memory for.
         """
-        return self._act(lambda: MemoryRead(key=key, query=query))
+        return self._act(lambda: act.MemoryRead(key=key, query=query))
 
     def memory_write(self, key: str, value: str) -> str:
         """Store a value in long-term memory.
@@ -127,7 +114,7 @@ class PhoneEnvironment:
             key: The memory key.
             value: The value to store.
         """
-        return self._act(lambda: MemoryWrite(key=key, value=value))
+        return self._act(lambda: act.MemoryWrite(key=key, value=value))
 
     def use_skill(self, skill: str, arguments: dict) -> str:
         """Run a skill from the skill library.
@@ -136,7 +123,7 @@ class PhoneEnvironment:
             skill: The skill's name.
             arguments: The skill's arguments.
         """
-        return self._act(lambda: UseSkill(skill=skill, arguments=arguments or {}))
+        return self._act(lambda: act.UseSkill(skill=skill, arguments=arguments or {}))
 
     def delegate(self, agent: str, instruction: str, arguments: dict) -> str:
         """Hand work to a sub-agent.
@@ -146,7 +133,7 @@ class PhoneEnvironment:
             instruction: What it should do.
             arguments: Its plan, {"tool_calls": [...]}.
         """
-        return self._act(lambda: Delegate(agent=agent, instruction=instruction, arguments=arguments or {}))
+        return self._act(lambda: act.Delegate(agent=agent, instruction=instruction, arguments=arguments or {}))
 
     def ask_user(self, question: str) -> str:
         """Ask the user a question.
@@ -154,7 +141,7 @@ class PhoneEnvironment:
         Args:
             question: The question.
         """
-        return self._act(lambda: AskUser(question=question))
+        return self._act(lambda: act.AskUser(question=question))
 
     def answer(self, text: str) -> str:
         """Tell the user an answer.
@@ -162,7 +149,7 @@ class PhoneEnvironment:
         Args:
             text: The answer.
         """
-        return self._act(lambda: Answer(text=text))
+        return self._act(lambda: act.Answer(text=text))
 
     def open_app(self, app_name: str) -> str:
         """Open an app's screen.
@@ -170,7 +157,7 @@ class PhoneEnvironment:
         Args:
             app_name: The app.
         """
-        return self._act(lambda: OpenApp(app_name=app_name))
+        return self._act(lambda: act.OpenApp(app_name=app_name))
 
     def click(self, index: int) -> str:
         """Tap a screen element.
@@ -178,7 +165,7 @@ class PhoneEnvironment:
         Args:
             index: The element's index.
         """
-        return self._act(lambda: Click(index=index))
+        return self._act(lambda: act.Click(index=index))
 
     def input_text(self, text: str, index: int | None = None) -> str:
         """Type text into a field.
@@ -187,11 +174,11 @@ class PhoneEnvironment:
             text: The text.
             index: The field's index (default: the focused one).
         """
-        return self._act(lambda: InputText(text=text, index=index))
+        return self._act(lambda: act.InputText(text=text, index=index))
 
     def navigate_back(self) -> str:
         """Go back one screen."""
-        return self._act(NavigateBack)
+        return self._act(act.NavigateBack)
 
     def finish(self, answer: str | None = None) -> str:
         """End the task, optionally with a final answer.
@@ -199,7 +186,7 @@ class PhoneEnvironment:
         Args:
             answer: The final answer, if the task asked a question.
         """
-        return self._act(lambda: Finish(answer=answer))
+        return self._act(lambda: act.Finish(answer=answer))
 
 
 ACTION_NAMES: tuple[str, ...] = tuple(

@@ -46,6 +46,7 @@ from devices.adb.uixml import DUMP_TRAILER, parse_hierarchy, root_package, strip
 from devices.blobs import BlobStore
 from devices.kit.apps import APPS, SETTINGS_SPEC, TABLES, resolve_app
 from devices.kit.log import LogEntry
+from devices.kit.steps import spend_step
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from schemas.actions import (
     Click,
@@ -257,13 +258,7 @@ class AdbPhone:
     def advance(self) -> int:
         """Spends one step (counter and clock) with no effect on the phone: the harness calls it
         when it ran an action of its own. Returns the step."""
-        if self.done:
-            return self.step
-        self.step += 1
-        self.clock_ms += self.settings.step_ms
-        if self.step >= self.max_steps:
-            self.done = True
-        return self.step
+        return spend_step(self, self.settings.step_ms)
 
     # -- the stock profile's state ----------------------------------------------------------
 

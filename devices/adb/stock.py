@@ -32,11 +32,11 @@ from typing import Any
 
 from devices.adb.android_settings import ANDROID_SETTINGS
 from devices.adb.client import AdbCall, CommandFailed
-from devices.adb.tools import alarm_intent, catalogue, error_result, timer_intent
+from devices.adb.tools import AdbTools, alarm_intent, error_result, timer_intent
 from devices.kit.apps import check_value
 from devices.kit.errors import BadArguments, NotFound, ToolFailure
 from devices.kit.specs import ToolSpec
-from devices.protocol import DeviceError, DeviceLost
+from devices.protocol import DeviceError
 from schemas.observations import ToolError, ToolResult
 
 __all__ = [
@@ -268,11 +268,16 @@ def read_contacts(adb: AdbCall) -> dict[str, dict[str, Any]]:
     return contacts
 
 
+def _existing(rows: dict[str, dict[str, Any]], row_id: str, noun: str) -> dict[str, Any]:
+    """The row with `row_id`, or NotFound naming the `noun` (contact, file)."""
+    row = rows.get(row_id)
+    if row is None:
+        raise NotFound(f"There is no {noun} with id '{row_id}'.")
+    return row
+
+
 def _contact(adb: AdbCall, contact_id: str) -> dict[str, Any]:
-    contact = read_contacts(adb).get(contact_id)
-    if contact is None:
-        raise NotFound(f"There is no contact with id '{contact_id}'.")
-    return contact
+    return _existing(read_contacts(adb), contact_id, "contact")
 
 
 def insert_contact(adb: AdbCall, fields: dict[str, Any]) -> str:
@@ -399,10 +404,7 @@ def read_files(adb: AdbCall) -> dict[str, dict[str, Any]]:
 
 
 def _file(adb: AdbCall, file_id: str) -> dict[str, Any]:
-    row = read_files(adb).get(file_id)
-    if row is None:
-        raise NotFound(f"There is no file with id '{file_id}'.")
-    return row
+    return _existing(read_files(adb), file_id, "file")
 
 
 def _files_list(adb: AdbCall, args: dict[str, Any]) -> Any:
@@ -738,35 +740,21 @@ def _error(name: str, code: str, message: str) -> ToolResult:
     return ToolResult(name=name, ok=False, error=ToolError(code=code, message=message))  # type: ignore[arg-type]
 
 
-class StockTools:
+class StockTools(AdbTools):
     """Runs tool calls on a stock phone: argument check, then the stock mapping above."""
-
-    def __init__(self, adb: AdbCall) -> None:
-        self.adb = adb
-        self.registry = catalogue()
 
     @property
     def specs(self) -> dict[str, ToolSpec]:
         return {name: tool.spec for name, tool in self.registry.items() if name in STOCK_TOOLS}
 
-    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """One tool call → a ToolResult; only a lost device raises."""
-        tool = self.registry.get(name)
-        if tool is None:
-            return _error(name, "unknown_tool", f"There is no tool named '{name}'.")
+    def refusal(self, name: str) -> ToolResult | None:
         reason = unsupported_reason(name)
-        if reason is not None:
-            return _error(name, "unsupported",
-                          f"{name} is not available on a stock phone: {reason}.")
-        try:
-            args = tool.check(dict(arguments))
-            return ToolResult(name=name, ok=True, value=STOCK_TOOLS[name](self.adb, args))
-        except ToolFailure as failure:
-            return _error(name, failure.code, failure.message)
-        except DeviceLost:
-            raise
-        except DeviceError as error:
-            return error_result(name, error)
+        if reason is None:
+            return None
+        return _error(name, "unsupported", f"{name} is not available on a stock phone: {reason}.")
+
+    def run(self, name: str, args: dict[str, Any]) -> ToolResult:
+        return ToolResult(name=name, ok=True, value=STOCK_TOOLS[name](self.adb, args))
 
 
 def app_for_package(package: str | None) -> str | None:

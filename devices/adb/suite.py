@@ -298,6 +298,12 @@ def _setting_oracle(p: dict[str, Any]) -> Script:
     yield Finish()
 
 
+def _contacts_named(obs: Any, name: str) -> list[dict[str, Any]]:
+    """The rows of a contacts.search result whose name is exactly `name`."""
+    rows = obs.result.value if obs.result is not None and obs.result.ok else []
+    return [r for r in rows if isinstance(r, dict) and r.get("name") == name]
+
+
 def _brightness_oracle(p: dict[str, Any]) -> Script:
     yield ToolCall(name="settings.set", arguments={"key": "brightness", "value": p["level"]})
     yield Finish()
@@ -310,8 +316,7 @@ def _add_oracle(p: dict[str, Any]) -> Script:
 
 def _delete_oracle(p: dict[str, Any]) -> Script:
     obs = yield ToolCall(name="contacts.search", arguments={"query": p["name"]})
-    rows = obs.result.value if obs.result is not None and obs.result.ok else []
-    ids = [r["id"] for r in rows if isinstance(r, dict) and r.get("name") == p["name"]]
+    ids = [r["id"] for r in _contacts_named(obs, p["name"])]
     if ids:
         yield ToolCall(name="contacts.delete", arguments={"id": ids[0]})
     yield Finish()
@@ -319,8 +324,7 @@ def _delete_oracle(p: dict[str, Any]) -> Script:
 
 def _lookup_oracle(p: dict[str, Any]) -> Script:
     obs = yield ToolCall(name="contacts.search", arguments={"query": p["name"]})
-    rows = obs.result.value if obs.result is not None and obs.result.ok else []
-    phones = [r["phone"] for r in rows if isinstance(r, dict) and r.get("name") == p["name"]]
+    phones = [r["phone"] for r in _contacts_named(obs, p["name"])]
     if phones:
         yield Answer(text=f"{p['name']}'s number is {phones[0]}.")
     yield Finish()
@@ -331,22 +335,21 @@ def _alarm_oracle(p: dict[str, Any]) -> Script:
     yield Finish()
 
 
-def _dark_gui_oracle(p: dict[str, Any]) -> Script:
-    obs = yield OpenApp(app_name="Settings")
-    obs = yield Click(index=_find(obs, text="Display"))
-    switch = _find_switch(obs, "Dark theme")
-    if obs.screen[switch].is_checked != p["value"]:
-        yield Click(index=switch)
-    yield Finish()
+def _settings_switch_oracle(page: str, switch_label: str) -> Callable[[dict[str, Any]], Script]:
+    """The GUI oracle that opens Settings › `page` and sets its `switch_label` switch to the
+    task's `value` (a click only when it is not already so)."""
+    def oracle(p: dict[str, Any]) -> Script:
+        obs = yield OpenApp(app_name="Settings")
+        obs = yield Click(index=_find(obs, text=page))
+        switch = _find_switch(obs, switch_label)
+        if obs.screen[switch].is_checked != p["value"]:
+            yield Click(index=switch)
+        yield Finish()
+    return oracle
 
 
-def _airplane_gui_oracle(p: dict[str, Any]) -> Script:
-    obs = yield OpenApp(app_name="Settings")
-    obs = yield Click(index=_find(obs, text="Network & internet"))
-    switch = _find_switch(obs, "Airplane mode")
-    if obs.screen[switch].is_checked != p["value"]:
-        yield Click(index=switch)
-    yield Finish()
+_dark_gui_oracle = _settings_switch_oracle("Display", "Dark theme")
+_airplane_gui_oracle = _settings_switch_oracle("Network & internet", "Airplane mode")
 
 
 def _alarm_off_gui_oracle(p: dict[str, Any]) -> Script:

@@ -23,7 +23,7 @@ from devices.adb.provider import (
     where_id,
 )
 from devices.kit.apps import SETTINGS_SPEC, check_value
-from devices.kit.errors import BadArguments, NotFound, ToolFailure
+from devices.kit.errors import NotFound, ToolFailure
 from devices.kit.specs import CheckedTool, ToolSpec, tool_specs
 from devices.protocol import DeviceError, DeviceLost
 from schemas.observations import ToolError, ToolResult
@@ -190,7 +190,9 @@ def _content_call(adb: AdbCall, name: str, args: dict[str, Any]) -> ToolResult:
 
 
 class AdbTools:
-    """Runs tool calls on one device: checks arguments, then the native mapping or content call."""
+    """Runs tool calls on one device: checks arguments, then the native mapping or content call.
+    A subclass narrows what runs (`specs`, `refusal`) and how (`run`); the checks and the
+    mapping of failures to typed tool errors stay here."""
 
     def __init__(self, adb: AdbCall) -> None:
         self.adb = adb
@@ -205,20 +207,28 @@ class AdbTools:
         tool = self.registry.get(name)
         if tool is None:
             return _error(name, "unknown_tool", f"There is no tool named '{name}'.")
+        refused = self.refusal(name)
+        if refused is not None:
+            return refused
         try:
-            args = tool.check(dict(arguments))
-            handler = TOOL_COMMANDS.get(name)
-            if handler is None:
-                return _content_call(self.adb, name, args)
-            return ToolResult(name=name, ok=True, value=handler(self.adb, args))
-        except BadArguments as failure:
-            return _error(name, "bad_arguments", failure.message)
-        except ToolFailure as failure:
+            return self.run(name, tool.check(dict(arguments)))
+        except ToolFailure as failure:  # bad arguments, not found, …: each its own code
             return _error(name, failure.code, failure.message)
         except DeviceLost:
             raise
         except DeviceError as error:  # exit code, timeout or refusal: each its own code
             return error_result(name, error)
+
+    def refusal(self, name: str) -> ToolResult | None:
+        """The error for a known tool this device cannot run (None: it can)."""
+        return None
+
+    def run(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """Runs a checked call: the native mapping where there is one, else a content call."""
+        handler = TOOL_COMMANDS.get(name)
+        if handler is None:
+            return _content_call(self.adb, name, args)
+        return ToolResult(name=name, ok=True, value=handler(self.adb, args))
 
 
 def error_result(name: str, error: DeviceError) -> ToolResult:

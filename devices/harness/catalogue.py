@@ -4,7 +4,7 @@ and playbook notes, filtered to the task's apps and described as the harness spe
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, JsonValue
@@ -12,7 +12,7 @@ from pydantic import Field, JsonValue
 from devices.harness.spec import HarnessSpec
 from schemas.envelope import Frozen
 
-__all__ = ["Catalogue", "SkillEntry", "SubagentEntry", "ToolEntry", "build_catalogue"]
+__all__ = ["Catalogue", "SkillEntry", "SubagentEntry", "ToolEntry", "build_catalogue", "catalogue_of", "tool_entries"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,19 +80,28 @@ def build_catalogue(spec: HarnessSpec, tools: Mapping[str, Any],
     """The catalogue for one task: the device's `tools` (name → spec with app, description and
     parameters) limited to `apps` (empty: every app) and minus the spec's hidden tools; skills
     and sub-agents whose every tool is shown; the playbook."""
-    wanted = set(apps)
+    return catalogue_of(spec, tool_entries(spec, tools), apps)
+
+
+def tool_entries(spec: HarnessSpec, tools: Mapping[str, Any]) -> list[ToolEntry]:
+    """Every tool of the device the spec does not hide, by name, as the catalogue shows it (a
+    harness builds these once and `catalogue_of` picks a task's apps from them)."""
     hidden = set(spec.tools.hidden)
-    entries = []
-    for name in sorted(tools):
-        tool = tools[name]
-        app = getattr(tool, "app", name.split(".", 1)[0])
-        if name in hidden or (wanted and app not in wanted):
-            continue
-        entries.append(ToolEntry(
-            name=name, app=app,
-            description=spec.tools.descriptions.get(name, getattr(tool, "description", "")),
-            parameters=dict(getattr(tool, "parameters", {}) or {}), writes=is_write_tool(name)))
-    shown = {t.name for t in entries}
+    return [ToolEntry(name=name, app=getattr(tools[name], "app", name.split(".", 1)[0]),
+                      description=spec.tools.descriptions.get(
+                          name, getattr(tools[name], "description", "")),
+                      parameters=dict(getattr(tools[name], "parameters", {}) or {}),
+                      writes=is_write_tool(name))
+            for name in sorted(tools) if name not in hidden]
+
+
+def catalogue_of(spec: HarnessSpec, entries: Sequence[ToolEntry], apps: Iterable[str] = ()
+                 ) -> Catalogue:
+    """The catalogue of the `entries` (from `tool_entries`) whose app is in `apps` (empty:
+    every app), with the skills and sub-agents whose every tool is shown and the playbook."""
+    wanted = set(apps)
+    shown_entries = [t for t in entries if not wanted or t.app in wanted]
+    shown = {t.name for t in shown_entries}
     skills = [SkillEntry(name=s.name, description=s.description, parameters=dict(s.parameters))
               for s in spec.skills if all(step.tool in shown for step in s.steps)]
     subagents = []
@@ -101,5 +110,5 @@ def build_catalogue(spec: HarnessSpec, tools: Mapping[str, Any],
         if usable:
             subagents.append(SubagentEntry(name=agent.name, description=agent.description,
                                            tools=usable))
-    return Catalogue(tools=entries, skills=skills, subagents=subagents,
+    return Catalogue(tools=shown_entries, skills=skills, subagents=subagents,
                      playbook=list(spec.playbook))

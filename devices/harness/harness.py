@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from devices.harness.catalogue import Catalogue, build_catalogue
+from devices.harness.catalogue import Catalogue, catalogue_of, tool_entries
 from devices.harness.planner import PLANNER_ACTIONS, run_planner_action, tool_error
 from devices.harness.spec import SEEN_PREFIX, HarnessSpec
 from devices.harness.state import HarnessState
@@ -67,7 +67,9 @@ class Harness:
         self.state = HarnessState()
         self.history: list[Step] = []
         self.task: TaskInstance | None = None
-        self._catalogue = build_catalogue(self.spec, self._device_tools())
+        # Every tool entry once; each reset picks its task's apps from them (catalogue_of).
+        self._tool_entries = tool_entries(self.spec, self._device_tools())
+        self._catalogue = catalogue_of(self.spec, self._tool_entries)
         self._first: Observation | None = None
         self._header: str | None = None
 
@@ -107,8 +109,7 @@ class Harness:
                                   user_answers={str(k): str(v) for k, v in answers.items()})
         self.task = task
         self.history = []
-        self._catalogue = build_catalogue(self.spec, self._device_tools(),
-                                          getattr(task, "apps", None) or ())
+        self._catalogue = catalogue_of(self.spec, self._tool_entries, getattr(task, "apps", None) or ())
         self._first = observation
         self._header = None
         return observation

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from devices.harness.memory import rank
@@ -113,14 +113,18 @@ def _memory_write(state: PlannerState, action: Any, call_tool: CallTool, spec: H
     return tool_ok("memory_write", {"key": action.key, "previous": previous}), None
 
 
+def _not_found(action_type: str, noun: str, name: str, known: Sequence[Any]) -> ToolResult:
+    """The error for a skill or sub-agent the harness does not have, naming the ones it has."""
+    names = ", ".join(entry.name for entry in known)
+    return tool_error(action_type, "not_found", f"There is no {noun} '{name}'; use one of {names}.")
+
+
 def _use_skill(state: PlannerState, action: Any, call_tool: CallTool, spec: HarnessSpec
                ) -> tuple[ToolResult, str | None]:
     slot = _log(state, "skill", action.skill, dict(action.arguments), False)
     skill = spec.skill(action.skill)
     if skill is None:
-        names = ", ".join(s.name for s in spec.skills)
-        return tool_error("use_skill", "not_found",
-                          f"There is no skill '{action.skill}'; use one of {names}."), None
+        return _not_found("use_skill", "skill", action.skill, spec.skills), None
     try:
         args = prepare_arguments(skill, dict(action.arguments))
     except BadArguments as exc:
@@ -153,9 +157,7 @@ def _delegate(state: PlannerState, action: Any, call_tool: CallTool, spec: Harne
     slot = _log(state, "delegate", action.agent, logged, False)
     agent = spec.subagent(action.agent)
     if agent is None:
-        names = ", ".join(a.name for a in spec.subagents)
-        return tool_error("delegate", "not_found",
-                          f"There is no sub-agent '{action.agent}'; use one of {names}."), None
+        return _not_found("delegate", "sub-agent", action.agent, spec.subagents), None
     try:
         plan = _CHECK_PLAN(dict(action.arguments))
     except BadArguments as exc:

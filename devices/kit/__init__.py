@@ -8,5 +8,6 @@ adb phone; they import it (tests/devices/test_layers.py holds the line).
 - `log`: the action log entry (`LogEntry`) and `copy_json`;
 - `apps`: the apps, their tables, the settings and their ranges, app names, the default task;
 - `final_state`: the checkers' read API over the final-state JSON (`StateView`);
-- `specs`: every tool's spec (the contract a sim or real phone serves), from `tool_specs.json`.
+- `specs`: every tool's spec (the contract a sim or real phone serves), from `tool_specs.json`;
+- `steps`: the step budget (step, clock, done at the cap) both phones spend.
 """

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devices.kit.apps import DEFAULT_TASK
+from devices.kit.steps import spend_step
 from devices.protocol import TaskInstance
 from devices.sim.apps import APP_MODULES
 from devices.sim.faults import (
@@ -148,14 +149,7 @@ class SimPhone:
     def advance(self) -> int:
         """Spends one step (clock and step counter) with no effect on the phone and no fault:
         the harness calls it when it ran an action of its own. Returns the step."""
-        state = self.state
-        if state.done:
-            return state.step
-        state.step += 1
-        state.clock_ms += self.settings.step_ms
-        if state.step >= state.max_steps:
-            state.done = True
-        return state.step
+        return spend_step(self.state, self.settings.step_ms)
 
     def device_state(self) -> dict[str, Any]:
         """The phone's part of a final state (the same shape `SimState.to_final_json` gives

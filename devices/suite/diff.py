@@ -296,50 +296,62 @@ class Add(Expectation):
 
 
 @dataclass(frozen=True, repr=False)
-class Update(Expectation):
-    """Row `row_id` ends with `fields`, and no field outside `fields` (or `free`) changed."""
+class _OneRow(Expectation):
+    """An expectation about one existing row: `row_id` in app.table."""
 
     app: str
     table: str
     row_id: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.app}.{self.table}[{self.row_id}]"
+
+    def change_of(self, changes: ChangeSet) -> RowChange | None:
+        """This row's change, if any."""
+        return changes.of(self.app, self.table, self.row_id)
+
+    def is_row(self, change: RowChange, kind: str) -> bool:
+        """Whether `change` is of `kind` and to this row."""
+        return (change.kind == kind and change.app == self.app and change.table == self.table
+                and change.row_id == self.row_id)
+
+
+@dataclass(frozen=True, repr=False)
+class Update(_OneRow):
+    """Row `row_id` ends with `fields`, and no field outside `fields` (or `free`) changed."""
+
     fields: Mapping[str, Any]
     free: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
-        return f"update {self.app}.{self.table}[{self.row_id}] {dict(self.fields)}"
+        return f"update {self.where} {dict(self.fields)}"
 
     def met(self, changes: ChangeSet, before: StateView, after: StateView) -> bool:
-        change = changes.of(self.app, self.table, self.row_id)
+        change = self.change_of(changes)
         return (change is not None and change.kind == "changed"
                 and _row_has(change.after, self.fields)
                 and change.fields <= set(self.fields) | set(self.free))
 
     def claims_row(self, change: RowChange) -> bool:
-        return (change.kind == "changed" and change.app == self.app and change.table == self.table
-                and change.row_id == self.row_id
-                and change.fields <= set(self.fields) | set(self.free))
+        return self.is_row(change, "changed") and change.fields <= set(self.fields) | set(self.free)
 
 
 @dataclass(frozen=True, repr=False)
-class Remove(Expectation):
+class Remove(_OneRow):
     """Row `row_id` is gone."""
-
-    app: str
-    table: str
-    row_id: str
 
     @property
     def label(self) -> str:
-        return f"remove {self.app}.{self.table}[{self.row_id}]"
+        return f"remove {self.where}"
 
     def met(self, changes: ChangeSet, before: StateView, after: StateView) -> bool:
-        change = changes.of(self.app, self.table, self.row_id)
+        change = self.change_of(changes)
         return change is not None and change.kind == "removed"
 
     def claims_row(self, change: RowChange) -> bool:
-        return (change.kind == "removed" and change.app == self.app and change.table == self.table
-                and change.row_id == self.row_id)
+        return self.is_row(change, "removed")
 
 
 @dataclass(frozen=True, repr=False)

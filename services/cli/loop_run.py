@@ -22,7 +22,6 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
 from schemas.episodes import EpisodeEnded
@@ -32,6 +31,7 @@ from schemas.training import DatasetSnapshotted
 from schemas.verdicts import VerdictIssued
 from services.orphan_guard import PARENT_ENV
 from streams.consumer import TypedBatchConsumer
+from streams.lifecycle import Running
 
 __all__ = ["DEFAULT_EXAMPLES", "SERVICES", "DataLoop", "LoopProgress"]
 
@@ -97,7 +97,7 @@ class LoopProgress:
         return sum(n for _, n in list(self.recent)[1:]) / span if span > 0 else 0.0
 
 
-class DataLoop:
+class DataLoop(Running):
     """The four data services as child processes plus a progress monitor."""
 
     def __init__(self, bootstrap: str, data_dir: Path, examples: int, *, policy: str = "oracle",
@@ -219,13 +219,6 @@ class DataLoop:
                 proc.wait()
         if self._monitor is not None:
             self._monitor.join(10)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     # ---- the monitor -------------------------------------------------------------------------
     def _watch(self) -> None:

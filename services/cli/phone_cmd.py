@@ -19,27 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from devices.protocol import DeviceError, TaskInstance
-from schemas.actions import (
-    Answer,
-    AskUser,
-    Click,
-    Finish,
-    InputText,
-    KeyboardEnter,
-    LongPress,
-    MemoryRead,
-    MemoryWrite,
-    NavigateBack,
-    NavigateHome,
-    OpenApp,
-    Scroll,
-    Status,
-    Swipe,
-    ToolCall,
-    UseSkill,
-    Wait,
-    parse_action,
-)
+from schemas import actions as act
 from schemas.observations import Observation, UIElement
 
 __all__ = ["HELP", "Command", "CommandError", "parse_command", "register"]
@@ -114,7 +94,7 @@ def parse_command(line: str) -> Command:
         raise CommandError("type an action, or `help` to see them")
     if text.startswith("{"):
         try:
-            return Command(action=parse_action(text))
+            return Command(action=act.parse_action(text))
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "action"
@@ -136,7 +116,7 @@ def parse_command(line: str) -> Command:
 
 def _action(verb: str, rest: str, words: list[str]) -> Any:
     if verb in ("click", "tap", "long", "long_press"):
-        model = Click if verb in ("click", "tap") else LongPress
+        model = act.Click if verb in ("click", "tap") else act.LongPress
         if len(words) == 1:
             return model(index=_int(words[0], "the element index"))
         if len(words) == 2:
@@ -147,58 +127,58 @@ def _action(verb: str, rest: str, words: list[str]) -> Any:
         if not words:
             raise CommandError("`type` needs text, e.g. `type 2 hello` or `type hello`")
         if words[0].isdigit() and len(words) > 1:
-            return InputText(index=int(words[0]), text=rest.split(None, 1)[1])
-        return InputText(text=rest)
+            return act.InputText(index=int(words[0]), text=rest.split(None, 1)[1])
+        return act.InputText(text=rest)
     if verb == "enter":
-        return KeyboardEnter()
+        return act.KeyboardEnter()
     if verb in ("scroll", "swipe"):
         if not words or words[0] not in _DIRECTIONS:
             raise CommandError(f"`{verb}` needs a direction: {', '.join(_DIRECTIONS)}")
         if verb == "swipe":
-            return Swipe(direction=words[0])
+            return act.Swipe(direction=words[0])
         index = _int(words[1], "the element index") if len(words) > 1 else None
-        return Scroll(direction=words[0], index=index)
+        return act.Scroll(direction=words[0], index=index)
     if verb == "back":
-        return NavigateBack()
+        return act.NavigateBack()
     if verb == "home":
-        return NavigateHome()
+        return act.NavigateHome()
     if verb in ("open", "launch"):
         if not rest:
             raise CommandError("`open` needs an app name, e.g. `open contacts`")
-        return OpenApp(app_name=rest)
+        return act.OpenApp(app_name=rest)
     if verb == "wait":
-        return Wait(seconds=float(words[0])) if words else Wait()
+        return act.Wait(seconds=float(words[0])) if words else act.Wait()
     if verb in ("tool", "skill"):
         name, _, arguments = rest.partition(" ")
         if not name:
             raise CommandError(f"`{verb}` needs a name, e.g. `tool contacts.search "
                                f"{{\"query\": \"Ann\"}}`")
         args = _json_object(arguments, f"the {verb}'s arguments")
-        return ToolCall(name=name, arguments=args) if verb == "tool" else UseSkill(
+        return act.ToolCall(name=name, arguments=args) if verb == "tool" else act.UseSkill(
             skill=name, arguments=args)
     if verb == "remember":
         key, _, value = rest.partition(" ")
         if not key or not value:
             raise CommandError("`remember` needs a key and a value, e.g. `remember gate B12`")
-        return MemoryWrite(key=key, value=_value(value))
+        return act.MemoryWrite(key=key, value=_value(value))
     if verb == "recall":
         if not rest:
             raise CommandError("`recall` needs a key, e.g. `recall gate`")
-        return MemoryRead(key=rest)
+        return act.MemoryRead(key=rest)
     if verb == "search-memory":
         if not rest:
             raise CommandError("`search-memory` needs a query, e.g. `search-memory dentist`")
-        return MemoryRead(query=rest)
+        return act.MemoryRead(query=rest)
     if verb == "ask":
-        return AskUser(question=rest)
+        return act.AskUser(question=rest)
     if verb == "answer":
-        return Answer(text=rest)
+        return act.Answer(text=rest)
     if verb == "finish":
-        return Finish(answer=rest or None)
+        return act.Finish(answer=rest or None)
     if verb == "status":
         if rest not in ("complete", "infeasible"):
             raise CommandError("`status` takes `complete` or `infeasible`")
-        return Status(goal_status=rest)
+        return act.Status(goal_status=rest)
     raise CommandError(f"unknown command {verb!r}; type `help` to see the actions")
 
 

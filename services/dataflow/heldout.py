@@ -3,7 +3,9 @@
 The suite's pools are disjoint per split. A value that no pool offers to train, found in a
 train task's goal or parameters (outside a longer train value), means the task would teach
 the model something dev or test is meant to measure. Values without a letter (times, dates,
-numbers) are left out: templates compute those, so they collide by accident.
+numbers) are left out: templates compute those, so they collide by accident; so are words of
+the templates' own wording ("keep the rest" is not the dev tag 'keep'), which every split's
+goals carry.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import string
 from functools import cache
 from typing import Any
 
@@ -28,15 +31,27 @@ _LETTER = re.compile(r"[A-Za-z]")
 @cache
 def _split_patterns() -> dict[str, re.Pattern[str] | None]:
     """Train values, and the dev / test values that no pool offers to train (a value that
-    two pools place in different splits is not evidence either way)."""
-    all_templates()  # every template module imported: all_pools() is only what was built
+    two pools place in different splits is not evidence either way) and that no template's
+    wording uses."""
+    templates = all_templates()  # every template module imported: all_pools() is only what was built
     pools = all_pools()
     values = {split: {v for p in pools for v in p.values(split)
                       if isinstance(v, str) and len(v) >= MIN_VALUE_LEN and _LETTER.search(v)}
               for split in ("train", "dev", "test")}
+    wording = "\n".join(_literal_text(getattr(t, "goal_template", "")) for t in templates)
+    held_out = {split: {v for v in values[split] - values["train"] if not _mentions(wording, v)}
+                for split in ("dev", "test")}
     return {"train": value_pattern(values["train"]),
-            "dev": value_pattern(values["dev"] - values["train"]),
-            "test": value_pattern(values["test"] - values["train"])}
+            "dev": value_pattern(held_out["dev"]), "test": value_pattern(held_out["test"])}
+
+
+def _literal_text(goal_template: str) -> str:
+    """A goal template without its placeholders: the wording every instance shares."""
+    return " ".join(literal for literal, _, _, _ in string.Formatter().parse(goal_template))
+
+
+def _mentions(text: str, value: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
 
 
 def held_out_mentions(text: str) -> list[str]:

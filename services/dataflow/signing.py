@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -19,12 +20,14 @@ __all__ = [
     "SIGNATURE_DOMAIN",
     "GateKeyError",
     "Signer",
+    "canonical_payload",
     "check_signature",
     "create_key",
     "key_id_of",
     "load_private_key",
     "load_public_key",
     "public_key_path",
+    "signature_holds",
     "signed_payload",
 ]
 
@@ -53,8 +56,14 @@ def signed_payload(decision: ReviewDecided) -> bytes:
         "final": decision.final, "key_id": decision.key_id,
         "correlation_id": decision.correlation_id,
     }
-    return SIGNATURE_DOMAIN + json.dumps(body, sort_keys=True, separators=(",", ":"),
-                                         ensure_ascii=True).encode()
+    return canonical_payload(SIGNATURE_DOMAIN, body)
+
+
+def canonical_payload(domain: bytes, body: Mapping[str, object]) -> bytes:
+    """`domain` then `body` as canonical JSON (sorted keys, no spaces, ASCII only): the bytes
+    a signature covers, the same on every machine."""
+    return domain + json.dumps(body, sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=True).encode()
 
 
 def key_id_of(public_key: Ed25519PublicKey) -> str:
@@ -121,8 +130,14 @@ def check_signature(public_key: Ed25519PublicKey, decision: ReviewDecided) -> bo
     """True when `decision.signature` is `public_key`'s signature over its canonical bytes."""
     if decision.signature is None:
         return False
+    return signature_holds(public_key, decision.signature, signed_payload(decision))
+
+
+def signature_holds(public_key: Ed25519PublicKey, signature: str, payload: bytes) -> bool:
+    """True when `signature` (hex) is `public_key`'s signature over `payload`; a signature
+    that is not hex, or not this key's, is False."""
     try:
-        public_key.verify(bytes.fromhex(decision.signature), signed_payload(decision))
+        public_key.verify(bytes.fromhex(signature), payload)
     except (InvalidSignature, ValueError):
         return False
     return True

@@ -16,11 +16,10 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from schemas.envelope import Event
 from schemas.registry import validate_event
+from streams.lifecycle import Closing
 
 __all__ = ["EventStore", "Stored"]
 
@@ -49,7 +48,7 @@ class Stored:
     offset: int | None = None
 
 
-class EventStore:
+class EventStore(Closing):
     """Append-only, event-id-unique log of what a service folded (SQLite, WAL)."""
 
     def __init__(self, path: str | Path) -> None:
@@ -97,10 +96,3 @@ class EventStore:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()

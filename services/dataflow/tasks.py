@@ -23,14 +23,15 @@ from schemas.actions import Finish
 from schemas.tasks import Origin, TaskProposed, Tier
 
 __all__ = [
+    "AlreadySolved",
     "ScriptedOracle",
     "blob_dir",
     "instance_of",
     "new_harness",
     "oracle_actions",
+    "oracle_check",
     "task_event",
     "task_params_for",
-    "untouched_score",
 ]
 
 logger = logging.getLogger(__name__)
@@ -94,10 +95,35 @@ def oracle_actions(task: TaskInstance, harness: Harness) -> tuple[list[Any], flo
     return played.actions, score_final_state(task, harness.final_state()).score
 
 
-def untouched_score(task: TaskInstance, harness: Harness) -> float:
-    """The score of the state right after reset, before anyone acts (must be 0)."""
-    harness.reset(task)
-    return score_final_state(task, harness.final_state()).score
+class AlreadySolved(Exception):
+    """The state before anyone acts already scores above 0: the task asks for nothing."""
+
+    def __init__(self, score: float) -> None:
+        super().__init__(f"the untouched state already scores {score:.2f}")
+        self.score = score
+
+
+def oracle_check(task: TaskInstance, harness: Harness) -> tuple[list[Any], float]:
+    """One oracle run that checks a task both ways: the state before the oracle's first action
+    must score 0 (else AlreadySolved, and the run stops there), and the oracle's actions and
+    final score are returned (1.0 for a solvable task): one reset serves both checks. A device
+    error is raised, as in `oracle_actions`."""
+    from devices.harness.episode import play
+
+    def before_first(index: int, _observation: Any, _action: Any) -> None:
+        if index == 0:
+            _solved_already(task, harness)
+
+    played = play(harness, task, ScriptedOracle(), on_step=before_first).checked()
+    if not played.actions:  # nothing done: the final state is the untouched one
+        _solved_already(task, harness)
+    return played.actions, score_final_state(task, harness.final_state()).score
+
+
+def _solved_already(task: TaskInstance, harness: Harness) -> None:
+    score = score_final_state(task, harness.final_state()).score
+    if score != 0.0:
+        raise AlreadySolved(score)
 
 
 def blob_dir(data_dir: str | Path) -> Path:

@@ -16,17 +16,22 @@ started before the gate created its key still checks vetoes once the gate runs.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from schemas.harness import HarnessVetoed
-from services.dataflow.signing import Signer, key_id_of, load_public_key, public_key_path
+from services.dataflow.signing import (
+    Signer,
+    canonical_payload,
+    key_id_of,
+    load_public_key,
+    public_key_path,
+    signature_holds,
+)
 
 __all__ = [
     "VETO_DOMAIN",
@@ -55,8 +60,7 @@ def veto_payload(veto: HarnessVetoed) -> bytes:
     body = {"event_id": veto.event_id, "proposal_id": veto.proposal_id,
             "reviewer": veto.reviewer, "note": veto.note, "key_id": veto.key_id,
             "correlation_id": veto.correlation_id}
-    return VETO_DOMAIN + json.dumps(body, sort_keys=True, separators=(",", ":"),
-                                    ensure_ascii=True).encode()
+    return canonical_payload(VETO_DOMAIN, body)
 
 
 def sign_veto(signer: Signer, veto: HarnessVetoed) -> HarnessVetoed:
@@ -71,11 +75,7 @@ def check_veto_signature(public_key: Ed25519PublicKey, veto: HarnessVetoed) -> b
     """True when `veto.signature` is `public_key`'s signature over its canonical bytes."""
     if veto.signature is None:
         return False
-    try:
-        public_key.verify(bytes.fromhex(veto.signature), veto_payload(veto))
-    except (InvalidSignature, ValueError):
-        return False
-    return True
+    return signature_holds(public_key, veto.signature, veto_payload(veto))
 
 
 class VetoVerifier:

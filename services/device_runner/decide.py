@@ -221,8 +221,20 @@ def _failed(event: ActionRequested, reason: FailureReason, message: str) -> Devi
                         step=event.step, reason=reason, message=message, **event.caused())
 
 
+def _live_count(name: str) -> property:
+    """A read-only property of RunnerMemory: the current state's count `name` (0 before the
+    first message)."""
+    return property(lambda memory: getattr(memory.state, name) if memory.state else 0)
+
+
 class RunnerMemory:
-    """A mutable holder of the runner's current state, so callers can read live counts."""
+    """A mutable holder of the runner's current state, so callers can read live counts
+    (`executed`, `replayed`, `failed`, `dropped`: those of RunnerState)."""
+
+    executed = _live_count("executed")
+    replayed = _live_count("replayed")
+    failed = _live_count("failed")
+    dropped = _live_count("dropped")
 
     def __init__(self, state: RunnerState | None = None) -> None:
         self.state = state
@@ -232,19 +244,3 @@ class RunnerMemory:
         if self.state is None or self.state.device_id != device_id:
             self.state = RunnerState(device_id, suite_seed, stale_after_s)
         return self.state
-
-    @property
-    def executed(self) -> int:
-        return self.state.executed if self.state else 0
-
-    @property
-    def replayed(self) -> int:
-        return self.state.replayed if self.state else 0
-
-    @property
-    def failed(self) -> int:
-        return self.state.failed if self.state else 0
-
-    @property
-    def dropped(self) -> int:
-        return self.state.dropped if self.state else 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from types import TracebackType
 from typing import Self
 
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.devices import open_device
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
+from streams.lifecycle import Running
 
 __all__ = ["SimFleet"]
 
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 JOIN_TIMEOUT_S = 30.0
 
 
-class SimFleet:
+class SimFleet(Running):
     """Runs one device runner thread per simulated phone `sim-0 … sim-(count-1)`."""
 
     def __init__(self, count: int, bootstrap: str) -> None:
@@ -81,10 +81,3 @@ class SimFleet:
         self._stop.set()
         for thread in self._threads:
             thread.join(JOIN_TIMEOUT_S)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

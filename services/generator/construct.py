@@ -1,9 +1,11 @@
 """Task construction: template instances, two templates composed into one multi-step task,
 and rule-based rephrasings of a goal; every constructed task is verified before it is used.
 
-Verification runs on a fresh SimPhone: the untouched state must score 0 (the task is not
-already solved) and the oracle must reach 1 (the task is solvable by acting on
-observations). A candidate that fails either is dropped, with the reason.
+Verification is one oracle run on a SimPhone (`services.dataflow.tasks.oracle_check`): the
+untouched state, before the oracle's first action, must score 0 (the task is not already
+solved) and the oracle must reach 1 (the task is solvable by acting on observations). A
+candidate that fails either is dropped, with the reason; each template instance is verified
+once (the generator skips task ids it knows).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from devices.suite.scoring import composed_name
 from devices.suite.template import Template
 from schemas.tasks import Origin, Tier
 from services.dataflow.heldout import held_out_mentions, task_text
-from services.dataflow.tasks import oracle_actions, untouched_score
+from services.dataflow.tasks import AlreadySolved, oracle_check
 
 __all__ = [
     "Candidate",
@@ -154,13 +156,11 @@ def verify(candidate: Candidate, harness: Any) -> str | None:
     if leaks:
         return f"it carries {', '.join(leaks[:3])} (a train task must not)"
     try:
-        untouched = untouched_score(task, harness)
+        _, solved = oracle_check(task, harness)
     except InitialStateError as error:
         return f"its initial state does not load ({error})"
-    if untouched != 0.0:
-        return f"the untouched state already scores {untouched:.2f}"
-    try:
-        _, solved = oracle_actions(task, harness)
+    except AlreadySolved as solved_already:
+        return str(solved_already)
     except (LookupError, ValueError, RuntimeError) as error:  # e.g. two parts' rows collide
         return f"the oracle fails on it ({type(error).__name__}: {error})"
     if solved != 1.0:

@@ -24,8 +24,7 @@ import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from devices.protocol import DeviceError, DeviceLost, TaskInstance
 from schemas.actions import Action, ToolCall, Wait
@@ -34,6 +33,7 @@ from schemas.observations import Observation, ToolResult
 from schemas.topics import TOPICS, Topic
 from services.dataflow.tasks import task_params_for
 from streams.consumer import TypedBatchConsumer
+from streams.lifecycle import Closing
 from streams.producer import TypedProducer
 
 __all__ = ["ACTIONS", "OBSERVATIONS", "RemoteDevice", "ReplyRouter"]
@@ -52,7 +52,7 @@ _NO_ACTION = Wait()
 Reply = ObservationRecorded | DeviceFailed
 
 
-class ReplyRouter:
+class ReplyRouter(Closing):
     """Sends requests and routes their answers: one producer, one reader thread."""
 
     def __init__(self, bootstrap: str, *, actions: Topic = ACTIONS,
@@ -113,13 +113,6 @@ class ReplyRouter:
         self._thread.join(POLL_MS / 1000 * 20)
         self._consumer.close()
         self._producer.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
 
 class RemoteDevice:

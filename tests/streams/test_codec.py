@@ -8,15 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from schemas import registry
 from schemas.envelope import is_validated
-from schemas.registry import (
-    EVENT_TYPES,
-    FutureSchemaVersion,
-    InvalidEvent,
-    SchemaError,
-    TypeNotAllowed,
-    UnknownEventType,
-)
 from schemas.topics import TOPICS
 from streams.codec import (
     DecodeError,
@@ -57,7 +50,7 @@ def test_headers_name_type_version_and_id() -> None:
     (b"\xff\xfe garbage", DecodeError, "not UTF-8"),
     (b"{not json", DecodeError, "not valid JSON"),
     (None, DecodeError, "tombstone"),
-    (b'{"type": "alien.landed", "schema_version": 1}', UnknownEventType, "alien.landed"),
+    (b'{"type": "alien.landed", "schema_version": 1}', registry.UnknownEventType, "alien.landed"),
 ])
 def test_bad_bytes_raise_one_sentence_errors(value: bytes | None, error: type[Exception],
                                              words: str) -> None:
@@ -69,12 +62,12 @@ def test_bad_bytes_raise_one_sentence_errors(value: bytes | None, error: type[Ex
 def test_future_schema_version_is_refused() -> None:
     data = json.loads(encode(verdict()))
     data["schema_version"] = 99
-    with pytest.raises(FutureSchemaVersion, match="upgrade the consumer"):
+    with pytest.raises(registry.FutureSchemaVersion, match="upgrade the consumer"):
         decode(encode_dict(data), VERDICTS)
 
 
 def test_a_type_of_another_topic_is_refused() -> None:
-    with pytest.raises(TypeNotAllowed):
+    with pytest.raises(registry.TypeNotAllowed):
         decode(encode(verdict()), EPISODES)
 
 
@@ -96,7 +89,7 @@ def test_v1_verdict_is_upcast_to_v2() -> None:
 def test_invalid_nested_field_is_named_without_union_tags() -> None:
     data = json.loads(encode(episode(steps=1)))
     data["steps"][0]["action"]["index"] = -1
-    with pytest.raises(InvalidEvent, match=r"field 'steps\.0\.action\.index'") as caught:
+    with pytest.raises(registry.InvalidEvent, match=r"field 'steps\.0\.action\.index'") as caught:
         validate(data, EPISODES)
     assert caught.value.path == "steps.0.action.index"
 
@@ -124,9 +117,9 @@ def test_safe_preview_truncates_with_a_marker() -> None:
     assert len(preview) < 40
 
 
-@pytest.mark.parametrize("type_name", sorted(EVENT_TYPES))
+@pytest.mark.parametrize("type_name", sorted(registry.EVENT_TYPES))
 def test_every_event_type_decodes_strictly_from_what_the_encoder_writes(type_name: str) -> None:
-    model = EVENT_TYPES[type_name]
+    model = registry.EVENT_TYPES[type_name]
     topic = next(t for t in TOPICS.values() if type_name in t.type_names)
 
     @settings(max_examples=15, deadline=None,
@@ -171,7 +164,7 @@ def _cases() -> list[tuple[str, bytes, Any, list[tuple[str, bytes]]]]:
                          ids=[c[0] for c in _cases()])
 def test_bad_payloads_are_refused_whatever_their_headers_claim(case: str, value: bytes, topic: Any,
                                                                headers: list[tuple[str, bytes]]) -> None:
-    with pytest.raises(SchemaError):
+    with pytest.raises(registry.SchemaError):
         decode(value, topic)
 
 
@@ -211,7 +204,7 @@ def test_deep_nesting_is_refused_before_parsing(value: bytes) -> None:
 def test_a_missing_field_is_named() -> None:
     data = json.loads(encode(verdict(1)))
     del data["episode_id"]
-    with pytest.raises(InvalidEvent, match="field 'episode_id': Field required") as caught:
+    with pytest.raises(registry.InvalidEvent, match="field 'episode_id': Field required") as caught:
         validate(data, TOPICS["flywheel.verdicts"])
     assert caught.value.path == "episode_id"
 

@@ -14,6 +14,7 @@ from schemas.topics import TOPICS, Topic
 from streams.consumer import TypedBatchConsumer
 from streams.dlq import read_dead_letters
 from streams.faust_app import FAUST_DEFAULTS, make_app
+from streams.lifecycle import stop_process
 from streams.producer import TypedProducer
 from streams.settings import BusSettings
 from tests.streams.helpers import drain, verdict
@@ -56,12 +57,7 @@ def test_passthrough_agent_delivers_valid_and_dead_letters_bad(
             records = drain(consumer, len(events), alive=lambda: worker.poll() is None)
         letters = read_dead_letters(bootstrap, source.name)
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        stop_process(worker)
         log.close()
     output = (tmp_path / "worker.log").read_text(errors="replace")[-3000:]
     assert sorted(r.event.event_id for r in records) == sorted(e.event_id for e in events), output

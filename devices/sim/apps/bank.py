@@ -7,6 +7,7 @@ from typing import Any
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import number, string
 from devices.sim.apps.common import DATE, matches, now_iso, out, outs, require
+from devices.sim.apps.crud import list_tool
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, Conflict, NotFound, tool
@@ -21,9 +22,7 @@ def _money(value: float) -> float:
     return round(value, 2)
 
 
-@tool("bank.list_accounts", "List my bank accounts with their balances.", "Account records.")
-def list_accounts(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("bank", "accounts").values())
+list_tool("bank.list_accounts", "List my bank accounts with their balances.", "Account records.", "accounts")
 
 
 @tool("bank.get_balance", "The balance of one account.", "{'account_id', 'balance', 'currency'}.",
@@ -115,9 +114,7 @@ def pay(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("bank", "payments", row))
 
 
-@tool("bank.list_payments", "List payments and transfers I made.", "Payment records.")
-def list_payments(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("bank", "payments").values())
+list_tool("bank.list_payments", "List payments and transfers I made.", "Payment records.", "payments")
 
 
 # ---- screens -------------------------------------------------------------------------------

@@ -10,15 +10,16 @@ from devices.kit.validators import array, integer, string
 from devices.sim.apps.common import (
     DATE,
     DATETIME,
-    matches,
+    match_fields,
     out,
-    outs,
     parse_dt,
     pick_changes,
     require,
+    sort_by,
 )
-from devices.sim.apps.records import delete_button, delete_tool, get_tool
-from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
+from devices.sim.apps.crud import delete_tool, get_tool, list_tool, search_tool
+from devices.sim.apps.records import editable_screens, row_item
+from devices.sim.apps.ui import split_list
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, NotFound, tool
 
@@ -28,10 +29,9 @@ __all__ = ["DAY_END", "DAY_START"]
 DAY_START = "08:00"
 DAY_END = "20:00"
 _FIELDS = ("title", "start", "end", "location", "attendees", "notes")
-
-
-def _sorted(rows: Any) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (r["start"], r["id"]))
+_sorted = sort_by("start", "id")
+# What the search tool and the list screen's search field look in.
+_TEXT = match_fields(("title", "location", "attendees", "notes"))
 
 
 def _check_span(start: str, end: str) -> None:
@@ -39,21 +39,14 @@ def _check_span(start: str, end: str) -> None:
         raise BadArguments("Argument 'end' must be after argument 'start'.")
 
 
-@tool("calendar.list_events", "List events, optionally only those on one date.",
-      "Event records sorted by start.", optional={"date": string("Date 'YYYY-MM-DD'.", pattern=DATE)})
-def list_events(state: SimState, args: dict[str, Any]) -> Any:
-    rows = state.table("calendar", "events").values()
-    if "date" in args:
-        rows = [r for r in rows if r["start"].startswith(args["date"])]
-    return outs(_sorted(rows))
+list_tool("calendar.list_events", "List events, optionally only those on one date.",
+          "Event records sorted by start.", "events", order=_sorted,
+          where=lambda r, args: "date" not in args or r["start"].startswith(args["date"]),
+          optional={"date": string("Date 'YYYY-MM-DD'.", pattern=DATE)})
 
 
-@tool("calendar.search", "Find events whose title, location, attendees or notes contain the query.",
-      "Matching event records.", {"query": string("Text to look for.", minLength=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    q = args["query"]
-    return outs(_sorted(r for r in state.table("calendar", "events").values()
-                        if matches(q, r["title"], r["location"], r["attendees"], r["notes"])))
+search_tool("calendar.search", "Find events whose title, location, attendees or notes contain the query.",
+            "Matching event records.", "events", _TEXT, order=_sorted)
 
 
 get_tool("calendar.get_event", "events", "event", "Event id, e.g. 'ev1'.")
@@ -118,49 +111,19 @@ LABEL = APP_LABELS["calendar"]
 ROOT = "list"
 
 
-def _item(row: dict[str, Any]) -> tuple:
-    return (row["title"], f"{row['start'].replace('T', ' ')}–{row['end'][11:]}",
-            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
+def _form_arguments(values: dict[str, str]) -> dict[str, Any]:
+    return {"title": values["title"].strip(), "start": values["start"].strip(), "end": values["end"].strip(),
+            "location": values["location"].strip(), "attendees": split_list(values["attendees"])}
 
 
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = _sorted(state.table("calendar", "events").values())
-    list_screen(b, frame, "Calendar", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows
-                                  if matches(q, r["title"], r["location"], r["attendees"], r["notes"])],
-                actions=[("New event", "add", lambda g: g.open("form"))])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("calendar", "events", frame["params"]["id"])
-    if row is None:
-        return missing(b, "event")
-    detail_header(b, row["title"], [("Starts", row["start"].replace("T", " "), "start"),
-                                    ("Ends", row["end"].replace("T", " "), "end"),
-                                    ("Location", row["location"], "location"),
-                                    ("Guests", row["attendees"], "attendees")])
-    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-    delete_button(b, "calendar.delete_event", row["id"], "Event deleted.")
-
-
-def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row_id = frame["params"].get("id")
-    row = state.get("calendar", "events", row_id) if row_id else None
-
-    def save(g: Any, values: dict[str, str]) -> str:
-        args = {"title": values["title"].strip(), "start": values["start"].strip(),
-                "end": values["end"].strip(), "location": values["location"].strip(),
-                "attendees": split_list(values["attendees"])}
-        if row is None:
-            g.call("calendar.create_event", args)
-        else:
-            g.call("calendar.update_event", {"id": row["id"], **args})
-        g.back()
-        return "Event saved."
-
-    form_screen(b, frame, "Edit event" if row else "New event",
-                [("title", "Title"), ("start", "Start YYYY-MM-DDTHH:MM"), ("end", "End YYYY-MM-DDTHH:MM"),
-                 ("location", "Location"), ("attendees", "Guests, comma separated")], save, initial=row)
-
-
-SCREENS = {"list": _list, "detail": _detail, "form": _form}
+SCREENS = editable_screens(
+    "calendar", "events", "event", "Calendar",
+    lambda r: row_item(r, r["title"], f"{r['start'].replace('T', ' ')}–{r['end'][11:]}"),
+    search=_TEXT, order=_sorted, actions=[("New event", "add", lambda g: g.open("form"))],
+    heading=lambda r: r["title"],
+    lines=lambda r: [("Starts", r["start"].replace("T", " "), "start"), ("Ends", r["end"].replace("T", " "), "end"),
+                     ("Location", r["location"], "location"), ("Guests", r["attendees"], "attendees")],
+    fields=[("title", "Title"), ("start", "Start YYYY-MM-DDTHH:MM"), ("end", "End YYYY-MM-DDTHH:MM"),
+            ("location", "Location"), ("attendees", "Guests, comma separated")],
+    arguments=_form_arguments, create="calendar.create_event", update="calendar.update_event",
+    delete="calendar.delete_event")

@@ -6,9 +6,10 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import array, boolean, integer, string
-from devices.sim.apps.common import TIME, now_iso, out, outs, pick_changes
-from devices.sim.apps.records import change_tool, delete_button, delete_tool
-from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
+from devices.sim.apps.common import TIME, now_iso, out, sort_by
+from devices.sim.apps.crud import delete_tool, flag_tool, list_tool, update_tool
+from devices.sim.apps.records import Toggle, editable_screens, row_item
+from devices.sim.apps.ui import form_screen, list_screen, split_list
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, tool
 
@@ -18,8 +19,7 @@ DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _DAYS = array(string("A weekday.", enum=DAYS), "Weekdays it repeats on; empty = once.")
 
 
-def _alarms(state: SimState) -> list[dict[str, Any]]:
-    return sorted(state.table("clock", "alarms").values(), key=lambda r: (r["time"], r["id"]))
+_by_time = sort_by("time", "id")
 
 
 def add_alarm(state: SimState, time: str, label: str = "", days: list[str] | None = None,
@@ -41,19 +41,16 @@ def set_alarm(state: SimState, args: dict[str, Any]) -> Any:
     return out(add_alarm(state, args["time"], args.get("label", ""), args.get("days")))
 
 
-@tool("clock.list_alarms", "List alarms sorted by time.", "Alarm records.")
-def list_alarms(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(_alarms(state))
+list_tool("clock.list_alarms", "List alarms sorted by time.", "Alarm records.", "alarms", order=_by_time)
 
 
-change_tool("clock.update_alarm", "Change an alarm's time, label or days.", "The updated alarm record.",
-            "alarms", "alarm", "Alarm id, e.g. 'al1'.", lambda args: pick_changes(args, ("time", "label", "days")),
-            optional={"time": string("New time 'HH:MM'.", pattern=TIME), "label": string("New label."),
-                      "days": _DAYS})
+update_tool("clock.update_alarm", "Change an alarm's time, label or days.", "The updated alarm record.",
+            "alarms", "alarm", "Alarm id, e.g. 'al1'.",
+            {"time": string("New time 'HH:MM'.", pattern=TIME), "label": string("New label."), "days": _DAYS})
 
 
-change_tool("clock.toggle_alarm", "Turn an alarm on or off.", "The updated alarm record.", "alarms", "alarm",
-            "Alarm id.", lambda args: {"enabled": args["enabled"]}, {"enabled": boolean("True to turn on.")})
+flag_tool("clock.toggle_alarm", "Turn an alarm on or off.", "The updated alarm record.", "alarms", "alarm",
+          "Alarm id.", "enabled", boolean("True to turn on."))
 
 
 delete_tool("clock.delete_alarm", "Delete an alarm.", "The deleted alarm record.", "alarms", "alarm", "Alarm id.")
@@ -68,9 +65,7 @@ def start_timer(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("clock", "timers", row))
 
 
-@tool("clock.list_timers", "List running timers.", "Timer records.")
-def list_timers(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("clock", "timers").values())
+list_tool("clock.list_timers", "List running timers.", "Timer records.", "timers")
 
 
 delete_tool("clock.cancel_timer", "Cancel a running timer.", "The cancelled timer record.",
@@ -81,54 +76,16 @@ delete_tool("clock.cancel_timer", "Cancel a running timer.", "The cancelled time
 
 LABEL = APP_LABELS["clock"]
 ROOT = "list"
-
-
-def _toggle(g: Any, row_id: str, enabled: bool) -> str:
-    g.call("clock.toggle_alarm", {"id": row_id, "enabled": enabled})
-    return "Alarm on." if enabled else "Alarm off."
+_ENABLED = Toggle("clock.toggle_alarm", "enabled", "Enabled", "Alarm on.", "Alarm off.")
 
 
 def _days_text(days: list[str]) -> str:
     return ", ".join(days) if days else "once"
 
 
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    items = [(r["time"], f"{r['label'] or 'Alarm'} · {_days_text(r['days'])}",
-              lambda g, i=r["id"]: g.open("detail", id=i), None, r["enabled"],
-              lambda g, i=r["id"], e=r["enabled"]: _toggle(g, i, not e))
-             for r in _alarms(state)]
-    list_screen(b, frame, "Alarms", items,
-                actions=[("Add alarm", "add", lambda g: g.open("form")),
-                         ("Timers", "timers", lambda g: g.open("timers"))])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("clock", "alarms", frame["params"]["id"])
-    if row is None:
-        return missing(b, "alarm")
-    detail_header(b, row["time"], [("Label", row["label"], "label"), ("Repeats", _days_text(row["days"]), "days")])
-    b.switch("Enabled", "enabled", row["enabled"], lambda g, i=row["id"], e=row["enabled"]: _toggle(g, i, not e))
-    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-    delete_button(b, "clock.delete_alarm", row["id"], "Alarm deleted.")
-
-
-def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row_id = frame["params"].get("id")
-    row = state.get("clock", "alarms", row_id) if row_id else None
-
-    def save(g: Any, values: dict[str, str]) -> str:
-        args = {"time": values["time"].strip(), "label": values["label"].strip(),
-                "days": [d.lower()[:3] for d in split_list(values["days"])]}
-        if row is None:
-            g.call("clock.set_alarm", args)
-        else:
-            g.call("clock.update_alarm", {"id": row["id"], **args})
-        g.back()
-        return "Alarm saved."
-
-    form_screen(b, frame, "Edit alarm" if row else "New alarm",
-                [("time", "Time (HH:MM)"), ("label", "Label"), ("days", "Days, e.g. mon, tue")],
-                save, initial=row)
+def _form_arguments(values: dict[str, str]) -> dict[str, Any]:
+    return {"time": values["time"].strip(), "label": values["label"].strip(),
+            "days": [d.lower()[:3] for d in split_list(values["days"])]}
 
 
 def _timers(b: Any, state: SimState, frame: dict[str, Any]) -> None:
@@ -155,4 +112,18 @@ def _timer_form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
                 save_text="Start")
 
 
-SCREENS = {"list": _list, "detail": _detail, "form": _form, "timers": _timers, "timer_form": _timer_form}
+SCREENS = {
+    **editable_screens(
+        "clock", "alarms", "alarm", "Alarms",
+        lambda r: row_item(r, r["time"], f"{r['label'] or 'Alarm'} · {_days_text(r['days'])}",
+                           checked=r["enabled"], toggle=_ENABLED.flip(r)),
+        order=_by_time, actions=[("Add alarm", "add", lambda g: g.open("form")),
+                                 ("Timers", "timers", lambda g: g.open("timers"))], toggle=_ENABLED,
+        heading=lambda r: r["time"],
+        lines=lambda r: [("Label", r["label"], "label"), ("Repeats", _days_text(r["days"]), "days")],
+        fields=[("time", "Time (HH:MM)"), ("label", "Label"), ("days", "Days, e.g. mon, tue")],
+        arguments=_form_arguments, create="clock.set_alarm", update="clock.update_alarm",
+        delete="clock.delete_alarm"),
+    "timers": _timers,
+    "timer_form": _timer_form,
+}

@@ -1,14 +1,32 @@
-"""Helpers the app modules share: record lookup, text matching, the device clock as ISO text."""
+"""Helpers the app modules share: record lookup (by id or by name), text matching over a row's
+fields, row ordering, the device clock as ISO text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from devices.sim.state import SimState, copy_json
 from devices.sim.tools import BadArguments, NotFound
 
-__all__ = ["DATE", "DATETIME", "TIME", "matches", "now_iso", "out", "outs", "parse_dt", "pick_changes", "require"]
+__all__ = [
+    "DATE",
+    "DATETIME",
+    "TIME",
+    "find_named",
+    "match_fields",
+    "matches",
+    "now_iso",
+    "out",
+    "outs",
+    "parse_dt",
+    "pick_changes",
+    "require",
+    "sort_by",
+]
+
+Row = dict[str, Any]
 
 # Formats used by several apps; the regexes are what the argument checker enforces.
 TIME = r"([01]\d|2[0-3]):[0-5]\d"
@@ -24,6 +42,16 @@ def require(state: SimState, app: str, table: str, row_id: str, what: str) -> di
     return row
 
 
+def find_named(state: SimState, app: str, table: str, text: str, alt: str | None = None) -> Row | None:
+    """The first row whose name is `text` (trimmed, case-insensitive) or, when `alt` names a field,
+    whose `alt` is exactly `text`; None when there is none."""
+    key = text.strip().lower()
+    for row in state.table(app, table).values():
+        if row["name"].lower() == key or (alt is not None and row[alt] == text):
+            return row
+    return None
+
+
 def matches(query: str, *values: Any) -> bool:
     """Case-insensitive substring match of `query` against any of `values` (lists flattened)."""
     q = query.lower()
@@ -34,6 +62,21 @@ def matches(query: str, *values: Any) -> bool:
         elif v is not None and q in str(v).lower():
             return True
     return False
+
+
+def match_fields(fields: Sequence[str], maybe: Sequence[str] = ()) -> Callable[[str, Row], bool]:
+    """`matches(query, ...)` over a row's `fields` (which every row has), then its `maybe` fields
+    (which a row may lack): the text search of a search tool or a list screen."""
+
+    def hit(query: str, row: Row) -> bool:
+        return matches(query, *(row[f] for f in fields), *(row.get(f) for f in maybe))
+
+    return hit
+
+
+def sort_by(*fields: str, reverse: bool = False) -> Callable[[Iterable[Row]], list[Row]]:
+    """Rows → a list sorted by those fields (in that order of importance), optionally descending."""
+    return lambda rows: sorted(rows, key=lambda r: tuple(r[f] for f in fields), reverse=reverse)
 
 
 def now_iso(state: SimState) -> str:
@@ -47,6 +90,7 @@ def out(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def outs(rows: Any) -> list[dict[str, Any]]:
+    """Copies of rows that are safe to hand to the agent."""
     return [copy_json(r) for r in rows]
 
 
@@ -59,6 +103,7 @@ def pick_changes(args: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any
 
 
 def parse_dt(value: str, label: str) -> datetime:
+    """'YYYY-MM-DDTHH:MM' as a datetime; BadArguments naming argument `label` when it is no real one."""
     try:
         return datetime.strptime(value, "%Y-%m-%dT%H:%M")
     except ValueError:

@@ -6,9 +6,17 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import boolean, string
-from devices.sim.apps.common import matches, out, outs, pick_changes
-from devices.sim.apps.records import change_tool, delete_button, delete_tool, get_tool
-from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, nonempty
+from devices.sim.apps.common import find_named, match_fields, out, sort_by
+from devices.sim.apps.crud import (
+    delete_tool,
+    flag_tool,
+    get_tool,
+    list_tool,
+    search_tool,
+    update_tool,
+)
+from devices.sim.apps.records import Toggle, editable_screens, row_item
+from devices.sim.apps.ui import nonempty
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, Conflict, NotFound, tool
 
@@ -16,35 +24,24 @@ __all__ = ["LABEL", "PHONE", "ROOT", "SCREENS", "find_contact", "resolve_phone"]
 
 # Digits with optional +, spaces, dashes, dots and parentheses: what people type as a number.
 PHONE = r"\+?[0-9][0-9 ().-]{2,24}"
-_FIELDS = ("name", "phone", "email", "company", "starred")
+_EMAIL = r"[^@\s]+@[^@\s]+\.[^@\s]+"
+_by_name = sort_by("name")
 
 
 def find_contact(state: SimState, name_or_phone: str) -> dict[str, Any] | None:
     """The contact whose name (case-insensitive) or phone matches exactly, else None."""
-    key = name_or_phone.strip().lower()
-    for row in state.table("contacts", "contacts").values():
-        if row["name"].lower() == key or row["phone"] == name_or_phone:
-            return row
-    return None
+    return find_named(state, "contacts", "contacts", name_or_phone, alt="phone")
 
 
-@tool("contacts.search", "Find contacts whose name, phone, email, company, city or relation to me "
-      "(e.g. 'sister') contains the query.",
-      "A list of matching contact records.", {"query": string("Text to look for.", minLength=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    q = args["query"]
-    return outs(r for r in state.table("contacts", "contacts").values()
-                if matches(q, r["name"], r["phone"], r["email"], r["company"], r.get("relation"),
-                           r.get("city")))
+search_tool("contacts.search", "Find contacts whose name, phone, email, company, city or relation to me "
+            "(e.g. 'sister') contains the query.", "A list of matching contact records.", "contacts",
+            match_fields(("name", "phone", "email", "company"), maybe=("relation", "city")))
 
 
-@tool("contacts.list", "List all contacts, optionally only starred ones.",
-      "A list of contact records sorted by name.", optional={"starred": boolean("Only starred contacts.")})
-def list_contacts(state: SimState, args: dict[str, Any]) -> Any:
-    rows = state.table("contacts", "contacts").values()
-    if args.get("starred"):
-        rows = [r for r in rows if r["starred"]]
-    return outs(sorted(rows, key=lambda r: r["name"]))
+list_tool("contacts.list", "List all contacts, optionally only starred ones.",
+          "A list of contact records sorted by name.", "contacts", order=_by_name,
+          where=lambda r, args: not args.get("starred") or r["starred"],
+          optional={"starred": boolean("Only starred contacts.")})
 
 
 get_tool("contacts.get", "contacts", "contact", "Contact id, e.g. 'ct1'.")
@@ -52,7 +49,7 @@ get_tool("contacts.get", "contacts", "contact", "Contact id, e.g. 'ct1'.")
 
 @tool("contacts.add", "Add a new contact.", "The new contact record with its id.",
       {"name": string("Full name.", minLength=1), "phone": string("Phone number.", pattern=PHONE)},
-      {"email": string("Email address.", pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+"),
+      {"email": string("Email address.", pattern=_EMAIL),
        "company": string("Company name."), "starred": boolean("Star the contact.")})
 def add(state: SimState, args: dict[str, Any]) -> Any:
     if find_contact(state, args["name"]) is not None:
@@ -63,20 +60,18 @@ def add(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("contacts", "contacts", row))
 
 
-change_tool("contacts.update", "Change fields of a contact.", "The updated contact record.", "contacts", "contact",
-            "Contact id.", lambda args: pick_changes(args, _FIELDS),
-            optional={"name": string("New name.", minLength=1), "phone": string("New phone.", pattern=PHONE),
-                      "email": string("New email.", pattern=r"[^@\s]+@[^@\s]+\.[^@\s]+"),
-                      "company": string("New company."), "starred": boolean("Starred or not.")})
+update_tool("contacts.update", "Change fields of a contact.", "The updated contact record.", "contacts", "contact",
+            "Contact id.", {"name": string("New name.", minLength=1), "phone": string("New phone.", pattern=PHONE),
+                            "email": string("New email.", pattern=_EMAIL), "company": string("New company."),
+                            "starred": boolean("Starred or not.")})
 
 
 delete_tool("contacts.delete", "Delete a contact.", "The deleted contact record.",
             "contacts", "contact", "Contact id.")
 
 
-change_tool("contacts.star", "Star or unstar a contact.", "The updated contact record.", "contacts", "contact",
-            "Contact id.", lambda args: {"starred": args["starred"]},
-            {"starred": boolean("True to star, false to unstar.")})
+flag_tool("contacts.star", "Star or unstar a contact.", "The updated contact record.", "contacts", "contact",
+          "Contact id.", "starred", boolean("True to star, false to unstar."))
 
 
 def resolve_phone(state: SimState, args: dict[str, Any]) -> tuple[str, str]:
@@ -96,57 +91,15 @@ def resolve_phone(state: SimState, args: dict[str, Any]) -> tuple[str, str]:
 
 LABEL = APP_LABELS["contacts"]
 ROOT = "list"
-
-
-def _item(row: dict[str, Any]) -> tuple:
-    subtitle = f"{row['phone']} · starred" if row["starred"] else row["phone"]
-    return (row["name"], subtitle, lambda g, i=row["id"]: g.open("detail", id=i),
-            lambda g, i=row["id"], s=row["starred"]: _star_message(g, i, not s), None, None)
-
-
-def _star_message(g: Any, row_id: str, starred: bool) -> str:
-    g.call("contacts.star", {"id": row_id, "starred": starred})
-    return "Starred." if starred else "Unstarred."
-
-
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = sorted(state.table("contacts", "contacts").values(), key=lambda r: r["name"])
-    list_screen(b, frame, "Contacts", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows
-                                  if matches(q, r["name"], r["phone"], r["email"], r["company"])],
-                actions=[("Add", "add", lambda g: g.open("form"))])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("contacts", "contacts", frame["params"]["id"])
-    if row is None:
-        return missing(b, "contact")
-    detail_header(b, row["name"], [("Phone", row["phone"], "phone"), ("Email", row["email"], "email"),
-                                   ("Company", row["company"], "company")])
-    b.switch("Starred", "starred", row["starred"],
-             lambda g, i=row["id"], s=row["starred"]: _star_message(g, i, not s))
-    b.button("Edit", "edit", lambda g, i=row["id"]: g.open("form", id=i))
-    delete_button(b, "contacts.delete", row["id"], "Contact deleted.")
-
-
-def _form(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row_id = frame["params"].get("id")
-    row = state.get("contacts", "contacts", row_id) if row_id else None
-
-    def save(g: Any, values: dict[str, str]) -> str:
-        filled = nonempty(values)
-        if row is None:
-            created = g.call("contacts.add", filled)
-            g.back()
-            g.open("detail", id=created["id"])
-            return "Contact saved."
-        g.call("contacts.update", {"id": row["id"], **filled})
-        g.back()
-        return "Contact saved."
-
-    form_screen(b, frame, "Edit contact" if row else "New contact",
-                [("name", "Name"), ("phone", "Phone"), ("email", "Email"), ("company", "Company")],
-                save, initial=row)
-
-
-SCREENS = {"list": _list, "detail": _detail, "form": _form}
+_STAR = Toggle("contacts.star", "starred", "Starred", "Starred.", "Unstarred.")
+SCREENS = editable_screens(
+    "contacts", "contacts", "contact", "Contacts",
+    lambda r: row_item(r, r["name"], _STAR.mark(r["phone"], r), long_press=_STAR.flip(r)),
+    search=match_fields(("name", "phone", "email", "company")), order=_by_name,
+    actions=[("Add", "add", lambda g: g.open("form"))], toggle=_STAR,
+    heading=lambda r: r["name"],
+    lines=lambda r: [("Phone", r["phone"], "phone"), ("Email", r["email"], "email"),
+                     ("Company", r["company"], "company")],
+    fields=[("name", "Name"), ("phone", "Phone"), ("email", "Email"), ("company", "Company")],
+    arguments=nonempty, create="contacts.add", update="contacts.update", delete="contacts.delete",
+    open_created=True)

@@ -6,9 +6,10 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import array, boolean, string
-from devices.sim.apps.common import matches, now_iso, out, outs, require
-from devices.sim.apps.records import change_tool
-from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing, split_list
+from devices.sim.apps.common import match_fields, now_iso, out, outs, require, sort_by
+from devices.sim.apps.crud import change_tool, list_tool
+from devices.sim.apps.records import Toggle, mark_and_open, record_detail, row_item
+from devices.sim.apps.ui import form_screen, list_screen, split_list
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, tool
 
@@ -28,8 +29,9 @@ def _new(state: SimState, folder: str, to: list[str], subject: str, body: str) -
     return state.put("email", "emails", row)
 
 
-def _newest(rows: Any) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (r["received_at"], r["id"]), reverse=True)
+_newest = sort_by("received_at", "id", reverse=True)
+# What email.search and the list screen's search field look in.
+_TEXT = match_fields(("subject", "body", "sender", "to"))
 
 
 @tool("email.send", "Send an email.", "The sent email record (folder 'sent').",
@@ -46,15 +48,10 @@ def draft(state: SimState, args: dict[str, Any]) -> Any:
     return out(_new(state, "drafts", args.get("to", []), args["subject"], args.get("body", "")))
 
 
-@tool("email.list", "List the emails in a folder, newest first.", "Email records.",
-      optional={"folder": string("Folder (default inbox).", enum=FOLDERS),
-                "unread": boolean("Only unread emails.")})
-def list_emails(state: SimState, args: dict[str, Any]) -> Any:
-    folder = args.get("folder", "inbox")
-    rows = [r for r in state.table("email", "emails").values() if r["folder"] == folder]
-    if args.get("unread"):
-        rows = [r for r in rows if not r["read"]]
-    return outs(_newest(rows))
+list_tool("email.list", "List the emails in a folder, newest first.", "Email records.", "emails", order=_newest,
+          where=lambda r, args: r["folder"] == args.get("folder", "inbox") and (not args.get("unread") or not r["read"]),
+          optional={"folder": string("Folder (default inbox).", enum=FOLDERS),
+                    "unread": boolean("Only unread emails.")})
 
 
 @tool("email.search", "Find emails whose subject, text, sender or recipients contain the query.",
@@ -64,7 +61,7 @@ def search(state: SimState, args: dict[str, Any]) -> Any:
     folder = args.get("folder")
     return outs(_newest(r for r in state.table("email", "emails").values()
                         if (folder is None or r["folder"] == folder)
-                        and matches(args["query"], r["subject"], r["body"], r["sender"], r["to"])))
+                        and _TEXT(args["query"], r)))
 
 
 change_tool("email.read", "Open an email (marks it read).", "The email record.", "emails", "email", _ID,
@@ -98,31 +95,22 @@ change_tool("email.delete", "Move an email to the trash.", "The updated email re
 
 LABEL = APP_LABELS["email"]
 ROOT = "list"
-
-
-def _open(g: Any, row_id: str) -> None:
-    g.call("email.read", {"id": row_id})
-    g.open("detail", id=row_id)
+_STAR = Toggle("email.star", "starred", "Starred", "Starred.", "Unstarred.")
+_OPEN = mark_and_open("email.read")
 
 
 def _item(row: dict[str, Any]) -> tuple:
     who = row["sender"] if row["sender"] != ME else f"To {', '.join(row['to'])}"
     flags = ("" if row["read"] else " · unread") + (" · starred" if row["starred"] else "")
-    return (row["subject"], f"{who}{flags}", lambda g, i=row["id"]: _open(g, i),
-            lambda g, i=row["id"], s=row["starred"]: _star(g, i, not s), None, None)
-
-
-def _star(g: Any, row_id: str, starred: bool) -> str:
-    g.call("email.star", {"id": row_id, "starred": starred})
-    return "Starred." if starred else "Unstarred."
+    return row_item(row, row["subject"], f"{who}{flags}", click=_OPEN,
+                    long_press=_STAR.flip(row))
 
 
 def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     folder = frame["params"].get("folder", "inbox")
     rows = _newest(r for r in state.table("email", "emails").values() if r["folder"] == folder)
     list_screen(b, frame, folder.title(), [_item(r) for r in rows], up=folder != "inbox",
-                search=lambda q: [_item(r) for r in rows
-                                  if matches(q, r["subject"], r["body"], r["sender"], r["to"])],
+                search=lambda q: [_item(r) for r in rows if _TEXT(q, r)],
                 actions=[("Compose", "compose", lambda g: g.open("compose")),
                          ("Folders", "folders", lambda g: g.open("folders"))])
 
@@ -136,14 +124,8 @@ def _folders(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     list_screen(b, frame, "Folders", items, up=True)
 
 
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("email", "emails", frame["params"]["id"])
-    if row is None:
-        return missing(b, "email")
-    detail_header(b, row["subject"], [("From", row["sender"], "sender"), ("To", row["to"], "to"),
-                                      ("", row["body"], "body")])
-    b.switch("Starred", "starred", row["starred"],
-             lambda g, i=row["id"], s=row["starred"]: _star(g, i, not s))
+def _buttons(b: Any, state: SimState, row: dict[str, Any]) -> None:
+    _STAR.switch(b, row)
     if row["sender"] != ME:
         b.button("Reply", "reply", lambda g, i=row["id"]: g.open("reply", id=i))
 
@@ -178,4 +160,12 @@ def _reply(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     form_screen(b, frame, "Reply", [("body", "Message")], save, save_text="Send")
 
 
-SCREENS = {"list": _list, "folders": _folders, "detail": _detail, "compose": _compose, "reply": _reply}
+SCREENS = {
+    "list": _list,
+    "folders": _folders,
+    "detail": record_detail("email", "emails", "email", lambda r: r["subject"],
+                            lambda r: [("From", r["sender"], "sender"), ("To", r["to"], "to"), ("", r["body"], "body")],
+                            _buttons),
+    "compose": _compose,
+    "reply": _reply,
+}

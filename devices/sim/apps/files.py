@@ -6,11 +6,11 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import string
-from devices.sim.apps.common import matches, out, outs, require
+from devices.sim.apps.common import match_fields, out, require, sort_by
 from devices.sim.apps.contacts import find_contact
+from devices.sim.apps.crud import delete_tool, get_tool, list_tool, search_tool
 from devices.sim.apps.messages import send_message
-from devices.sim.apps.records import delete_button, delete_tool, get_tool
-from devices.sim.apps.ui import detail_header, list_screen, missing
+from devices.sim.apps.records import delete_button, record_detail, record_list, row_item
 from devices.sim.state import SimState
 from devices.sim.tools import NotFound, tool
 
@@ -18,26 +18,24 @@ __all__ = ["KINDS", "LABEL", "ROOT", "SCREENS"]
 
 KINDS = ["photo", "document", "audio"]
 _ID = {"id": string("File id, e.g. 'f1'.", minLength=1)}
+_newest = sort_by("created_at", "id", reverse=True)
+# What files.search and the list screen's search field look in.
+_TEXT = match_fields(("name", "album", "tags"))
 
 
-def _newest(rows: Any) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (r["created_at"], r["id"]), reverse=True)
+def _of_kind(row: dict[str, Any], args: dict[str, Any]) -> bool:
+    return "kind" not in args or row["kind"] == args["kind"]
 
 
-@tool("files.search", "Find files by name, album or tag.", "File records, newest first.",
-      {"query": string("Text to look for.", minLength=1)}, {"kind": string("Only this kind.", enum=KINDS)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(_newest(r for r in state.table("files", "files").values()
-                        if matches(args["query"], r["name"], r["album"], r["tags"])
-                        and ("kind" not in args or r["kind"] == args["kind"])))
+search_tool("files.search", "Find files by name, album or tag.", "File records, newest first.", "files", _TEXT,
+            where=_of_kind, order=_newest, optional={"kind": string("Only this kind.", enum=KINDS)})
 
 
-@tool("files.list", "List files, optionally in one album or of one kind.", "File records, newest first.",
-      optional={"album": string("Album name.", minLength=1), "kind": string("Kind.", enum=KINDS)})
-def list_files(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(_newest(r for r in state.table("files", "files").values()
-                        if ("album" not in args or r["album"].lower() == args["album"].lower())
-                        and ("kind" not in args or r["kind"] == args["kind"])))
+list_tool("files.list", "List files, optionally in one album or of one kind.", "File records, newest first.",
+          "files", order=_newest,
+          where=lambda r, args: ("album" not in args or r["album"].lower() == args["album"].lower())
+          and _of_kind(r, args),
+          optional={"album": string("Album name.", minLength=1), "kind": string("Kind.", enum=KINDS)})
 
 
 get_tool("files.get", "files", "file", _ID)
@@ -86,26 +84,13 @@ def share(state: SimState, args: dict[str, Any]) -> Any:
 
 LABEL = APP_LABELS["files"]
 ROOT = "list"
-
-
-def _item(row: dict[str, Any]) -> tuple:
-    return (row["name"], f"{row['album']} · {row['kind']} · {row['size_kb']} KB",
-            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
-
-
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = _newest(state.table("files", "files").values())
-    list_screen(b, frame, "Files", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["album"], r["tags"])])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("files", "files", frame["params"]["id"])
-    if row is None:
-        return missing(b, "file")
-    detail_header(b, row["name"], [("Album", row["album"], "album"), ("Tags", row["tags"] or "none", "tags"),
-                                   ("Size", f"{row['size_kb']} KB", "size"), ("Created", row["created_at"], "created")])
-    delete_button(b, "files.delete", row["id"], "File deleted.")
-
-
-SCREENS = {"list": _list, "detail": _detail}
+SCREENS = {
+    "list": record_list("files", "files", "Files",
+                        lambda r: row_item(r, r["name"], f"{r['album']} · {r['kind']} · {r['size_kb']} KB"),
+                        search=_TEXT, order=_newest),
+    "detail": record_detail(
+        "files", "files", "file", lambda r: r["name"],
+        lambda r: [("Album", r["album"], "album"), ("Tags", r["tags"] or "none", "tags"),
+                   ("Size", f"{r['size_kb']} KB", "size"), ("Created", r["created_at"], "created")],
+        lambda b, state, r: delete_button(b, "files.delete", r["id"], "File deleted.")),
+}

@@ -6,8 +6,9 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import boolean, integer, number, string
-from devices.sim.apps.common import DATE, TIME, out, outs, pick_changes, require
-from devices.sim.apps.records import delete_tool, record_screens
+from devices.sim.apps.common import DATE, TIME, out, outs, sort_by
+from devices.sim.apps.crud import delete_tool, list_tool, update_tool
+from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import tool
 
@@ -17,6 +18,7 @@ ACTIVITIES = ("run", "walk", "cycle", "swim", "yoga", "strength")
 MEASURES = ("weight_kg", "resting_heart_rate", "sleep_hours", "steps", "blood_pressure_sys")
 # Rough kcal per minute by activity, for the calories the app shows.
 _KCAL = {"run": 11, "walk": 4, "cycle": 8, "swim": 9, "yoga": 3, "strength": 6}
+_newest = sort_by("date", "id", reverse=True)
 
 
 @tool("health.log_activity", "Log an activity session.", "The activity record.",
@@ -28,13 +30,10 @@ def log_activity(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("health", "activities", row))
 
 
-@tool("health.list_activities", "List logged activities, optionally of one kind or day.",
-      "Activity records, newest first.",
-      optional={"kind": string("Activity.", enum=list(ACTIVITIES)), "date": string("Day.", pattern=DATE)})
-def list_activities(state: SimState, args: dict[str, Any]) -> Any:
-    rows = [r for r in state.table("health", "activities").values()
-            if args.get("kind", r["kind"]) == r["kind"] and args.get("date", r["date"]) == r["date"]]
-    return outs(sorted(rows, key=lambda r: (r["date"], r["id"]), reverse=True))
+list_tool("health.list_activities", "List logged activities, optionally of one kind or day.",
+          "Activity records, newest first.", "activities", order=_newest,
+          where=lambda r, args: args.get("kind", r["kind"]) == r["kind"] and args.get("date", r["date"]) == r["date"],
+          optional={"kind": string("Activity.", enum=list(ACTIVITIES)), "date": string("Day.", pattern=DATE)})
 
 
 delete_tool("health.delete_activity", "Delete a logged activity.", "The deleted record.",
@@ -53,23 +52,16 @@ def log_measurement(state: SimState, args: dict[str, Any]) -> Any:
 @tool("health.list_measurements", "List measurements of one kind, newest first.", "Measurement records.",
       {"kind": string("What was measured.", enum=list(MEASURES))})
 def list_measurements(state: SimState, args: dict[str, Any]) -> Any:
-    rows = [r for r in state.table("health", "measurements").values() if r["kind"] == args["kind"]]
-    return outs(sorted(rows, key=lambda r: (r["date"], r["id"]), reverse=True))
+    return outs(_newest(r for r in state.table("health", "measurements").values() if r["kind"] == args["kind"]))
 
 
-@tool("health.list_medications", "List medication reminders.", "Medication records.")
-def list_medications(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("health", "medications").values())
+list_tool("health.list_medications", "List medication reminders.", "Medication records.", "medications")
 
 
-@tool("health.update_medication", "Change a medication reminder's dose, time or whether it is active.",
-      "The updated record.", {"id": string("Medication id.", minLength=1)},
-      {"dose": string("Dose, e.g. '5 mg'.", minLength=1), "time": string("Time (HH:MM).", pattern=TIME),
-       "active": boolean("Whether it reminds me.")})
-def update_medication(state: SimState, args: dict[str, Any]) -> Any:
-    require(state, "health", "medications", args["id"], "medication")
-    return out(state.update("health", "medications", args["id"],
-                            pick_changes(args, ("dose", "time", "active"))))
+update_tool("health.update_medication", "Change a medication reminder's dose, time or whether it is active.",
+            "The updated record.", "medications", "medication", "Medication id.",
+            {"dose": string("Dose, e.g. '5 mg'.", minLength=1), "time": string("Time (HH:MM).", pattern=TIME),
+             "active": boolean("Whether it reminds me.")})
 
 
 # ---- screens -------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import number, string
-from devices.sim.apps.common import matches, out, outs, require
-from devices.sim.apps.records import delete_tool, get_tool
-from devices.sim.apps.ui import detail_header, list_screen, missing
+from devices.sim.apps.common import find_named, match_fields, out, require, sort_by
+from devices.sim.apps.crud import delete_tool, get_tool, list_tool, search_tool
+from devices.sim.apps.records import record_detail, record_list, row_item
+from devices.sim.apps.ui import list_screen
 from devices.sim.state import SimState
 from devices.sim.tools import NotFound, tool
 
@@ -19,6 +20,8 @@ MODES = ["drive", "walk", "transit"]
 # Minutes per "distance unit" per mode: walking is slowest, driving fastest (plausible ratios).
 _PACE = {"drive": 1, "walk": 6, "transit": 2}
 _MODE = string("Travel mode.", enum=MODES)
+# What maps.search_places and the list screen's search field look in.
+_TEXT = match_fields(("name", "address", "category"))
 
 
 def eta_minutes(origin: str, destination: str, mode: str) -> int:
@@ -28,23 +31,13 @@ def eta_minutes(origin: str, destination: str, mode: str) -> int:
     return distance * _PACE[mode]
 
 
-def _place_named(state: SimState, name: str) -> dict[str, Any] | None:
-    key = name.strip().lower()
-    for row in state.table("maps", "places").values():
-        if row["name"].lower() == key or row["id"] == name:
-            return row
-    return None
-
-
-@tool("maps.search_places", "Find places by name, address or category.", "Place records, best rated first.",
-      {"query": string("Text to look for.", minLength=1)},
-      {"category": string("Only this category."), "min_rating": number("Lowest rating.", minimum=0, maximum=5)})
-def search_places(state: SimState, args: dict[str, Any]) -> Any:
-    rows = [r for r in state.table("maps", "places").values()
-            if matches(args["query"], r["name"], r["address"], r["category"])
-            and ("category" not in args or r["category"] == args["category"])
-            and r["rating"] >= args.get("min_rating", 0)]
-    return outs(sorted(rows, key=lambda r: (-r["rating"], r["id"])))
+search_tool("maps.search_places", "Find places by name, address or category.", "Place records, best rated first.",
+            "places", _TEXT,
+            where=lambda r, args: ("category" not in args or r["category"] == args["category"])
+            and r["rating"] >= args.get("min_rating", 0),
+            order=lambda rows: sorted(rows, key=lambda r: (-r["rating"], r["id"])),
+            optional={"category": string("Only this category."),
+                      "min_rating": number("Lowest rating.", minimum=0, maximum=5)})
 
 
 get_tool("maps.get_place", "places", "place", "Place id, e.g. 'pl1'.")
@@ -78,7 +71,7 @@ delete_tool("maps.unsave_place", "Remove a saved place.", "The removed saved rec
       {"destination": string("Place name or id.", minLength=1), "mode": _MODE},
       {"origin": string("Start (default 'Home').", minLength=1)})
 def navigate(state: SimState, args: dict[str, Any]) -> Any:
-    place = _place_named(state, args["destination"])
+    place = find_named(state, "maps", "places", args["destination"], alt="id")
     if place is None:
         raise NotFound(f"There is no place called '{args['destination']}'; search for it first.")
     origin = args.get("origin", "Home")
@@ -94,9 +87,7 @@ def eta(state: SimState, args: dict[str, Any]) -> Any:
             "eta_min": eta_minutes(args["origin"], args["destination"], args["mode"])}
 
 
-@tool("maps.list_trips", "List past and current trips.", "Trip records.")
-def list_trips(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("maps", "trips").values())
+list_tool("maps.list_trips", "List past and current trips.", "Trip records.", "trips")
 
 
 # ---- screens -------------------------------------------------------------------------------
@@ -106,15 +97,7 @@ ROOT = "list"
 
 
 def _item(row: dict[str, Any]) -> tuple:
-    return (row["name"], f"{row['category']} · {row['rating']}★ · {row['address']}",
-            lambda g, i=row["id"]: g.open("detail", id=i), None, None, None)
-
-
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = sorted(state.table("maps", "places").values(), key=lambda r: r["name"])
-    list_screen(b, frame, "Maps", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["address"], r["category"])],
-                actions=[("Saved", "saved", lambda g: g.open("saved"))])
+    return row_item(row, row["name"], f"{row['category']} · {row['rating']}★ · {row['address']}")
 
 
 def _saved(b: Any, state: SimState, frame: dict[str, Any]) -> None:
@@ -124,13 +107,7 @@ def _saved(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     list_screen(b, frame, "Saved places", items, up=True)
 
 
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("maps", "places", frame["params"]["id"])
-    if row is None:
-        return missing(b, "place")
-    detail_header(b, row["name"], [("Category", row["category"], "category"),
-                                   ("Address", row["address"], "address"), ("Rating", row["rating"], "rating")])
-
+def _buttons(b: Any, state: SimState, row: dict[str, Any]) -> None:
     def save(g: Any, i: str = row["id"]) -> str:
         g.call("maps.save_place", {"place_id": i, "list": "Favorites"})
         return "Saved to Favorites."
@@ -147,4 +124,11 @@ def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
     b.button("Directions (transit)", "transit", go("transit"))
 
 
-SCREENS = {"list": _list, "saved": _saved, "detail": _detail}
+SCREENS = {
+    "list": record_list("maps", "places", "Maps", _item, search=_TEXT, order=sort_by("name"),
+                        actions=[("Saved", "saved", lambda g: g.open("saved"))]),
+    "saved": _saved,
+    "detail": record_detail("maps", "places", "place", lambda r: r["name"],
+                            lambda r: [("Category", r["category"], "category"), ("Address", r["address"], "address"),
+                                       ("Rating", r["rating"], "rating")], _buttons),
+}

@@ -6,14 +6,25 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import string
-from devices.sim.apps.common import matches, now_iso, out, outs
+from devices.sim.apps.common import match_fields, now_iso, out, sort_by
 from devices.sim.apps.contacts import PHONE, resolve_phone
-from devices.sim.apps.records import change_tool, delete_button, delete_tool, get_tool
-from devices.sim.apps.ui import detail_header, form_screen, list_screen, missing
+from devices.sim.apps.crud import change_tool, delete_tool, get_tool, list_tool, search_tool
+from devices.sim.apps.records import (
+    delete_button,
+    mark_and_open,
+    record_detail,
+    record_list,
+    row_item,
+)
+from devices.sim.apps.ui import form_screen
 from devices.sim.state import SimState
 from devices.sim.tools import tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS", "send_message"]
+
+_newest = sort_by("sent_at", "id", reverse=True)
+# What messages.search and the list screen's search field look in.
+_TEXT = match_fields(("body", "contact", "phone"))
 
 
 def send_message(state: SimState, contact: str, phone: str, body: str) -> dict[str, Any]:
@@ -31,23 +42,16 @@ def send(state: SimState, args: dict[str, Any]) -> Any:
     return out(send_message(state, contact, phone, args["body"]))
 
 
-@tool("messages.list", "List messages, newest first, optionally with one contact only.",
-      "Message records.", optional={"contact": string("Contact name.", minLength=1),
-                                    "unread": {"type": "boolean", "description": "Only unread."}})
-def list_messages(state: SimState, args: dict[str, Any]) -> Any:
-    rows = list(state.table("messages", "messages").values())
-    if "contact" in args:
-        rows = [r for r in rows if r["contact"].lower() == args["contact"].lower()]
-    if args.get("unread"):
-        rows = [r for r in rows if not r["read"]]
-    return outs(sorted(rows, key=lambda r: (r["sent_at"], r["id"]), reverse=True))
+list_tool("messages.list", "List messages, newest first, optionally with one contact only.",
+          "Message records.", "messages", order=_newest,
+          where=lambda r, args: ("contact" not in args or r["contact"].lower() == args["contact"].lower())
+          and (not args.get("unread") or not r["read"]),
+          optional={"contact": string("Contact name.", minLength=1),
+                    "unread": {"type": "boolean", "description": "Only unread."}})
 
 
-@tool("messages.search", "Find messages whose text or contact contains the query.",
-      "Matching message records.", {"query": string("Text to look for.", minLength=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(r for r in state.table("messages", "messages").values()
-                if matches(args["query"], r["body"], r["contact"], r["phone"]))
+search_tool("messages.search", "Find messages whose text or contact contains the query.",
+            "Matching message records.", "messages", _TEXT)
 
 
 get_tool("messages.get", "messages", "message", "Message id, e.g. 'msg1'.")
@@ -65,33 +69,16 @@ delete_tool("messages.delete", "Delete a message.", "The deleted message record.
 
 LABEL = APP_LABELS["messages"]
 ROOT = "list"
-
-
-def _open(g: Any, row_id: str) -> None:
-    g.call("messages.mark_read", {"id": row_id})
-    g.open("detail", id=row_id)
+_OPEN = mark_and_open("messages.mark_read")
 
 
 def _item(row: dict[str, Any]) -> tuple:
     who = row["contact"] if row["direction"] == "in" else f"To {row['contact']}"
     unread = "" if row["read"] else " · unread"
-    return (who, f"{row['body']}{unread}", lambda g, i=row["id"]: _open(g, i), None, None, None)
+    return row_item(row, who, f"{row['body']}{unread}", click=_OPEN)
 
 
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = sorted(state.table("messages", "messages").values(), key=lambda r: (r["sent_at"], r["id"]),
-                  reverse=True)
-    list_screen(b, frame, "Messages", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows if matches(q, r["body"], r["contact"], r["phone"])],
-                actions=[("Compose", "compose", lambda g: g.open("compose"))])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("messages", "messages", frame["params"]["id"])
-    if row is None:
-        return missing(b, "message")
-    detail_header(b, row["contact"], [("", row["body"], "body"), ("Phone", row["phone"], "phone"),
-                                      ("Sent", row["sent_at"].replace("T", " "), "sent_at")])
+def _buttons(b: Any, state: SimState, row: dict[str, Any]) -> None:
     b.button("Reply", "reply", lambda g, c=row["contact"]: g.open("compose", to=c))
     delete_button(b, "messages.delete", row["id"], "Message deleted.")
 
@@ -108,4 +95,11 @@ def _compose(b: Any, state: SimState, frame: dict[str, Any]) -> None:
                 initial={"to": frame["params"].get("to", "")}, save_text="Send")
 
 
-SCREENS = {"list": _list, "detail": _detail, "compose": _compose}
+SCREENS = {
+    "list": record_list("messages", "messages", "Messages", _item, search=_TEXT, order=_newest,
+                        actions=[("Compose", "compose", lambda g: g.open("compose"))]),
+    "detail": record_detail("messages", "messages", "message", lambda r: r["contact"],
+                            lambda r: [("", r["body"], "body"), ("Phone", r["phone"], "phone"),
+                                       ("Sent", r["sent_at"].replace("T", " "), "sent_at")], _buttons),
+    "compose": _compose,
+}

@@ -6,27 +6,23 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import string
-from devices.sim.apps.common import matches, out, outs, require
-from devices.sim.apps.records import change_tool, delete_tool, get_tool, record_screens
+from devices.sim.apps.common import match_fields, out, require
+from devices.sim.apps.crud import change_tool, delete_tool, get_tool, list_tool, search_tool
+from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, NotFound, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
 
-@tool("music.search", "Find tracks by title, artist or album.", "Track records.",
-      {"query": string("Text to look for.", minLength=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(r for r in state.table("music", "tracks").values()
-                if matches(args["query"], r["title"], r["artist"], r["album"]))
+search_tool("music.search", "Find tracks by title, artist or album.", "Track records.", "tracks",
+            match_fields(("title", "artist", "album")))
 
 
 get_tool("music.get_track", "tracks", "track", "Track id.")
 
 
-@tool("music.list_playlists", "List playlists with their track ids.", "Playlist records.")
-def list_playlists(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("music", "playlists").values())
+list_tool("music.list_playlists", "List playlists with their track ids.", "Playlist records.", "playlists")
 
 
 @tool("music.create_playlist", "Create an empty playlist.", "The playlist record.",

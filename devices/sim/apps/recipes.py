@@ -6,34 +6,30 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import boolean, integer, string
-from devices.sim.apps.common import matches, outs, require
-from devices.sim.apps.records import change_tool, get_tool, record_screens
+from devices.sim.apps.common import match_fields, require
+from devices.sim.apps.crud import flag_tool, get_tool, list_tool, search_tool
+from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import BadArguments, tool
 
 __all__ = ["LABEL", "ROOT", "SCREENS"]
 
 
-@tool("recipes.search", "Find recipes by title, cuisine or ingredient.", "Recipe records.",
-      {"query": string("Text to look for.", minLength=1)},
-      {"max_minutes": integer("Longest cooking time.", minimum=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(r for r in state.table("recipes", "recipes").values()
-                if matches(args["query"], r["title"], r["cuisine"], r["ingredients"])
-                and r["minutes"] <= args.get("max_minutes", 10_000))
+search_tool("recipes.search", "Find recipes by title, cuisine or ingredient.", "Recipe records.", "recipes",
+            match_fields(("title", "cuisine", "ingredients")),
+            where=lambda r, args: r["minutes"] <= args.get("max_minutes", 10_000),
+            optional={"max_minutes": integer("Longest cooking time.", minimum=1)})
 
 
 get_tool("recipes.get", "recipes", "recipe", "Recipe id.")
 
 
-change_tool("recipes.set_favorite", "Mark or unmark a recipe as a favourite.", "The recipe record.", "recipes",
-            "recipe", "Recipe id.", lambda args: {"favorite": args["favorite"]},
-            {"favorite": boolean("True to mark.")})
+flag_tool("recipes.set_favorite", "Mark or unmark a recipe as a favourite.", "The recipe record.", "recipes",
+          "recipe", "Recipe id.", "favorite", boolean("True to mark."))
 
 
-@tool("recipes.list_favorites", "List my favourite recipes.", "Recipe records.")
-def list_favorites(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(r for r in state.table("recipes", "recipes").values() if r["favorite"])
+list_tool("recipes.list_favorites", "List my favourite recipes.", "Recipe records.", "recipes",
+          where=lambda r, args: r["favorite"])
 
 
 @tool("recipes.scale", "The ingredient list of a recipe for another number of servings.",

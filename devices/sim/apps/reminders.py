@@ -6,8 +6,16 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import boolean, string
-from devices.sim.apps.common import DATETIME, matches, out, outs, pick_changes
-from devices.sim.apps.records import change_tool, delete_tool, get_tool, record_screens
+from devices.sim.apps.common import DATETIME, match_fields, out
+from devices.sim.apps.crud import (
+    change_tool,
+    delete_tool,
+    get_tool,
+    list_tool,
+    search_tool,
+    update_tool,
+)
+from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import tool
 
@@ -26,18 +34,15 @@ def create(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("reminders", "reminders", row))
 
 
-@tool("reminders.list", "List reminders, optionally of one list or by done state.", "Reminder records.",
-      optional={"list": string("List name.", minLength=1), "done": boolean("Done or open.")})
-def list_reminders(state: SimState, args: dict[str, Any]) -> Any:
-    rows = [r for r in state.table("reminders", "reminders").values()
-            if args.get("list", r["list"]).lower() == r["list"].lower() and args.get("done", r["done"]) == r["done"]]
-    return outs(sorted(rows, key=lambda r: (r["due"] or "9999", r["id"])))
+list_tool("reminders.list", "List reminders, optionally of one list or by done state.", "Reminder records.",
+          "reminders", order=lambda rows: sorted(rows, key=lambda r: (r["due"] or "9999", r["id"])),
+          where=lambda r, args: args.get("list", r["list"]).lower() == r["list"].lower()
+          and args.get("done", r["done"]) == r["done"],
+          optional={"list": string("List name.", minLength=1), "done": boolean("Done or open.")})
 
 
-@tool("reminders.search", "Find reminders whose title contains the query.", "Reminder records.",
-      {"query": string("Text to look for.", minLength=1)})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(r for r in state.table("reminders", "reminders").values() if matches(args["query"], r["title"]))
+search_tool("reminders.search", "Find reminders whose title contains the query.", "Reminder records.", "reminders",
+            match_fields(("title",)))
 
 
 get_tool("reminders.get", "reminders", "reminder", "Reminder id.")
@@ -47,10 +52,10 @@ change_tool("reminders.complete", "Mark a reminder done.", "The reminder record.
             "Reminder id.", lambda args: {"done": True})
 
 
-change_tool("reminders.update", "Change a reminder's title, due time or list.", "The reminder record.",
-            "reminders", "reminder", "Reminder id.", lambda args: pick_changes(args, ("title", "due", "list")),
-            optional={"title": string("New title.", minLength=1), "due": string("New due time.", pattern=DATETIME),
-                      "list": string("New list.", minLength=1)})
+update_tool("reminders.update", "Change a reminder's title, due time or list.", "The reminder record.",
+            "reminders", "reminder", "Reminder id.",
+            {"title": string("New title.", minLength=1), "due": string("New due time.", pattern=DATETIME),
+             "list": string("New list.", minLength=1)})
 
 
 delete_tool("reminders.delete", "Delete a reminder.", "The deleted record.",

@@ -6,9 +6,9 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import integer, number, string
-from devices.sim.apps.common import matches, out, outs, require
-from devices.sim.apps.records import get_tool
-from devices.sim.apps.ui import detail_header, list_screen, missing
+from devices.sim.apps.common import match_fields, out, require, sort_by
+from devices.sim.apps.crud import get_tool, list_tool, search_tool
+from devices.sim.apps.records import record_detail, record_list, row_item
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, NotFound, tool
 
@@ -16,6 +16,8 @@ __all__ = ["LABEL", "ROOT", "SCREENS", "add_item", "cart_total"]
 
 # Most a person may put in the cart of one product (stops runaway quantities).
 MAX_QUANTITY = 99
+# What shopping.search and the list screen's search field look in.
+_TEXT = match_fields(("name", "category"))
 
 
 def cart_total(state: SimState) -> float:
@@ -38,15 +40,12 @@ def add_item(state: SimState, product_id: str, quantity: int) -> dict[str, Any]:
     return state.put("shopping", "cart", row)
 
 
-@tool("shopping.search", "Find products by name or category.", "Product records, cheapest first.",
-      {"query": string("Text to look for.", minLength=1)},
-      {"max_price": number("Highest price.", minimum=0), "in_stock": {"type": "boolean", "description": "Only in stock."}})
-def search(state: SimState, args: dict[str, Any]) -> Any:
-    rows = [r for r in state.table("shopping", "products").values()
-            if matches(args["query"], r["name"], r["category"])
-            and r["price"] <= args.get("max_price", float("inf"))
-            and (not args.get("in_stock") or r["stock"] > 0)]
-    return outs(sorted(rows, key=lambda r: (r["price"], r["id"])))
+search_tool("shopping.search", "Find products by name or category.", "Product records, cheapest first.",
+            "products", _TEXT, order=sort_by("price", "id"),
+            where=lambda r, args: r["price"] <= args.get("max_price", float("inf"))
+            and (not args.get("in_stock") or r["stock"] > 0),
+            optional={"max_price": number("Highest price.", minimum=0),
+                      "in_stock": {"type": "boolean", "description": "Only in stock."}})
 
 
 get_tool("shopping.get_product", "products", "product", "Product id, e.g. 'pr1'.")
@@ -100,9 +99,7 @@ def order_status(state: SimState, args: dict[str, Any]) -> Any:
     return out(require(state, "shopping", "orders", args["order_id"], "order"))
 
 
-@tool("shopping.list_orders", "List all orders.", "Order records.")
-def list_orders(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("shopping", "orders").values())
+list_tool("shopping.list_orders", "List all orders.", "Order records.", "orders")
 
 
 @tool("shopping.cancel_order", "Cancel an order that has not been delivered.", "The updated order record.",
@@ -122,24 +119,10 @@ ROOT = "list"
 
 def _item(row: dict[str, Any]) -> tuple:
     stock = f"{row['stock']} in stock" if row["stock"] else "out of stock"
-    return (row["name"], f"${row['price']:.2f} · {stock}", lambda g, i=row["id"]: g.open("detail", id=i),
-            None, None, None)
+    return row_item(row, row["name"], f"${row['price']:.2f} · {stock}")
 
 
-def _list(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    rows = sorted(state.table("shopping", "products").values(), key=lambda r: r["name"])
-    list_screen(b, frame, "Shop", [_item(r) for r in rows],
-                search=lambda q: [_item(r) for r in rows if matches(q, r["name"], r["category"])],
-                actions=[("Cart", "cart", lambda g: g.open("cart"))])
-
-
-def _detail(b: Any, state: SimState, frame: dict[str, Any]) -> None:
-    row = state.get("shopping", "products", frame["params"]["id"])
-    if row is None:
-        return missing(b, "product")
-    detail_header(b, row["name"], [("Price", f"${row['price']:.2f}", "price"),
-                                   ("Category", row["category"], "category"), ("Stock", row["stock"], "stock")])
-
+def _add_button(b: Any, state: SimState, row: dict[str, Any]) -> None:
     def add(g: Any, i: str = row["id"]) -> str:
         g.call("shopping.add_to_cart", {"product_id": i, "quantity": 1})
         return "Added to cart."
@@ -173,4 +156,11 @@ def _cart(b: Any, state: SimState, frame: dict[str, Any]) -> None:
                  lambda g, p=line["product_id"]: remove(g, p))
 
 
-SCREENS = {"list": _list, "detail": _detail, "cart": _cart}
+SCREENS = {
+    "list": record_list("shopping", "products", "Shop", _item, search=_TEXT, order=sort_by("name"),
+                        actions=[("Cart", "cart", lambda g: g.open("cart"))]),
+    "detail": record_detail("shopping", "products", "product", lambda r: r["name"],
+                            lambda r: [("Price", f"${r['price']:.2f}", "price"), ("Category", r["category"], "category"),
+                                       ("Stock", r["stock"], "stock")], _add_button),
+    "cart": _cart,
+}

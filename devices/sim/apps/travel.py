@@ -7,7 +7,8 @@ from typing import Any
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import integer, string
 from devices.sim.apps.common import DATE, matches, out, outs, require
-from devices.sim.apps.records import get_tool, record_screens
+from devices.sim.apps.crud import get_tool, list_tool
+from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, tool
 
@@ -64,9 +65,7 @@ def book_hotel(state: SimState, args: dict[str, Any]) -> Any:
     return out(state.put("travel", "bookings", row))
 
 
-@tool("travel.list_bookings", "List my bookings.", "Booking records.")
-def list_bookings(state: SimState, args: dict[str, Any]) -> Any:
-    return outs(state.table("travel", "bookings").values())
+list_tool("travel.list_bookings", "List my bookings.", "Booking records.", "bookings")
 
 
 @tool("travel.cancel_booking", "Cancel a booking.", "The updated booking.",

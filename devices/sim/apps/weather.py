@@ -6,7 +6,7 @@ from typing import Any
 
 from devices.kit.apps import APP_LABELS
 from devices.kit.validators import string
-from devices.sim.apps.common import DATE, now_iso, out, outs
+from devices.sim.apps.common import DATE, find_named, now_iso, out, outs
 from devices.sim.apps.records import record_screens
 from devices.sim.state import SimState
 from devices.sim.tools import Conflict, NotFound, tool
@@ -15,10 +15,10 @@ __all__ = ["LABEL", "ROOT", "SCREENS"]
 
 
 def _city(state: SimState, name: str) -> dict[str, Any]:
-    for row in state.table("weather", "cities").values():
-        if row["name"].lower() == name.strip().lower():
-            return row
-    raise NotFound(f"There is no forecast for '{name}'.")
+    row = find_named(state, "weather", "cities", name)
+    if row is None:
+        raise NotFound(f"There is no forecast for '{name}'.")
+    return row
 
 
 @tool("weather.forecast", "The daily forecast of a city, or of one day there.",

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from devices.suite.pools import Pool
@@ -42,6 +43,7 @@ __all__ = [
     "derived_parameters",
     "hits",
     "memory_value",
+    "person_pools",
     "pool3",
     "rid",
     "row_where",
@@ -118,6 +120,11 @@ CITIES = pool3("Reykjavik|Lisbon|Montreal|Nairobi|Osaka", "Tallinn|Cordoba|Hobar
 
 # Companies that tell a contact from a namesake with the same first name.
 COMPANIES = ("Northwind", "Bluegate", "Copperline", "Driftwood Labs", "Elmstead")
+
+
+def person_pools(**more: Pool) -> Mapping[str, Pool]:
+    """The pools of a template about a person drawn by `World.person`: "surname", then `more`."""
+    return MappingProxyType({"surname": SURNAMES, **more})
 
 
 def rid(rng: random.Random, prefix: str) -> str:

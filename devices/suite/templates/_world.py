@@ -8,8 +8,8 @@ needs from observations, so a broken lookup tool makes it fail.
 
 `World` has one builder per app row (email, text, note, product, order, flight, ...) that
 writes the row's fields in the app's order, and the oracle helpers at the end (find the person
-with a relation, the latest or next row, the last order, the cheapest offer) are the lookups
-the tool templates share.
+with a relation, the latest or next row, a day's events, the bookings ahead, the last order, the
+cheapest offer) are the lookups the tool templates share.
 """
 
 from __future__ import annotations
@@ -257,6 +257,19 @@ class World:
         self.product(f"{name} ({dear})", prices[2], stock, category="grocery")
         return best
 
+    def city_forecast(self, name: str, span: Iterable[int], rain: Callable[[str], bool],
+                      highs: Mapping[str, int] | None = None, saved: bool = False) -> Row:
+        """A weather city with a day of forecast per offset in `span`; `rain(date)` says which days
+        rain and `highs` fixes some days' highs (a random high is drawn for every day anyway)."""
+        days = []
+        for k in span:
+            date = self.day(k)
+            wet = rain(date)
+            days.append({"date": date, "high": (highs or {}).get(date, self.rng.randint(12, 24)),
+                         "low": self.rng.randint(2, 10), "condition": "rain" if wet else self.pick(["sunny", "cloudy"]),
+                         "rain_pct": self.rng.randint(60, 95) if wet else self.rng.randint(0, 30)})
+        return self.add("weather", "cities", "wc", name=name, saved=saved, days=days)
+
     def order(self, items: list[dict[str, Any]], total: float, address: str, placed_at: str,
               status: str = "delivered") -> Row:
         return self.add("shopping", "orders", "or", items=items, total=total, address=address, status=status,
@@ -420,9 +433,24 @@ def shift(value: str, minutes: int) -> str:
     return (datetime.strptime(value, "%Y-%m-%dT%H:%M") + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M")
 
 
+def date_from(now: datetime, offset: int = 0) -> str:
+    """The date `offset` days from `now` (YYYY-MM-DD)."""
+    return (now + timedelta(days=offset)).strftime("%Y-%m-%d")
+
+
+def day_of(observe: Observe, offset: int = 0) -> str:
+    """The date `offset` days from the device's today (YYYY-MM-DD)."""
+    return date_from(now_of(observe), offset)
+
+
+def minute_of(observe: Observe) -> str:
+    """The device clock to the minute (YYYY-MM-DDTHH:MM)."""
+    return now_of(observe).strftime("%Y-%m-%dT%H:%M")
+
+
 def next_weekday_from(now: datetime, weekday: int) -> str:
     ahead = (weekday - now.weekday() - 1) % 7 + 1
-    return (now + timedelta(days=ahead)).strftime("%Y-%m-%d")
+    return date_from(now, ahead)
 
 
 # How goals say a duration, and the minutes they mean.
@@ -432,7 +460,7 @@ DURATIONS = {"half an hour": 30, "a quarter of an hour": 15, "three quarters of 
              "five minutes": 5, "twenty-five minutes": 25}
 
 
-__all__ += ["DURATIONS", "next_weekday_from", "now_of", "shift"]
+__all__ += ["DURATIONS", "date_from", "day_of", "minute_of", "next_weekday_from", "now_of", "shift"]
 
 
 def weekday_date(observe: Observe, weekday: str) -> str:
@@ -444,6 +472,42 @@ def person_by_relation(observe: Observe, relation: str) -> Generator[Any, None, 
     """Searches the contacts for `relation`; returns the one contact with that relation, or None."""
     rows = yield from lookup(observe, call("contacts.search", query=relation))
     return one(rows, relation=relation)
+
+
+def bookings_ahead(observe: Observe, kind: str) -> Generator[Any, None, list[Row] | None]:
+    """The confirmed `kind` bookings from the device's today on, by check-in (None when the lookup
+    fails)."""
+    today = day_of(observe)
+    rows = yield from lookup(observe, call("travel.list_bookings"))
+    if rows is None:
+        return None
+    found = sorted(find_rows(rows, kind=kind, status="confirmed"), key=lambda r: r["check_in"])
+    return [booking for booking in found if booking["check_in"] >= today]
+
+
+def events_on(observe: Observe, weekday: str) -> Generator[Any, None, tuple[str, list[Row]]]:
+    """The date of the next `weekday` and the calendar's events that day."""
+    date = weekday_date(observe, weekday)
+    events = yield from lookup(observe, call("calendar.list_events", date=date))
+    return date, find_rows(events)
+
+
+def event_titled_on(observe: Observe, title: str, weekday: str) -> Generator[Any, None, Row | None]:
+    """The one event called `title` on the next `weekday` (None unless exactly one)."""
+    date = weekday_date(observe, weekday)
+    rows = yield from lookup(observe, call("calendar.search", query=title))
+    hits = [r for r in find_rows(rows, title=title) if r["start"].startswith(date)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def next_event_with(observe: Observe, relation: str) -> Generator[Any, None, Row | None]:
+    """The contact with `relation`, then the first of their events not yet started (None if either
+    is missing)."""
+    person = yield from person_by_relation(observe, relation)
+    if not person:
+        return None
+    rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
+    return earliest_from(rows, "start", minute_of(observe))
 
 
 def note_titled(observe: Observe, title: str) -> Generator[Any, None, Row | None]:
@@ -464,9 +528,24 @@ def earliest_from(value: Any, key: str, since: str, /, **where: Any) -> Row | No
     return found[0] if found else None
 
 
+def tagged(value: Any, tag: str) -> list[Row]:
+    """The rows of a result (files, photos) whose tags include `tag`."""
+    return [row for row in find_rows(value) if tag in row["tags"]]
+
+
 def last_order(value: Any) -> Row | None:
     """The most recently placed order of a `shopping.list_orders` result (undated ones skipped)."""
     return latest([r for r in find_rows(value) if r.get("placed_at")], "placed_at")
+
+
+def events_ahead(observe: Observe, prefix: str, days: int) -> Generator[Any, None, list[str]]:
+    """Searches the calendar for `prefix` ("Cook:"); returns <what> of each event titled
+    "<prefix> <what>" on one of the next `days` days (not today)."""
+    now = now_of(observe)
+    today, end = date_from(now), date_from(now, days)
+    events = yield from lookup(observe, call("calendar.search", query=prefix))
+    return [event["title"].removeprefix(f"{prefix} ") for event in find_rows(events)
+            if today < event["start"][:10] <= end and event["title"].startswith(f"{prefix} ")]
 
 
 def cart_cheapest(observe: Observe, items: Iterable[str], quantity: int) -> Generator[Any, None, None]:
@@ -498,5 +577,6 @@ def cheapest(value: Any) -> Row:
     return min(find_rows(value), key=lambda r: r["price"])
 
 
-__all__ += ["balance_of", "best_hotel_under", "cart_cheapest", "cheapest", "earliest_from", "last_order", "latest", "note_titled", "person_by_relation",
-            "weekday_date"]
+__all__ += ["balance_of", "best_hotel_under", "bookings_ahead", "cart_cheapest", "cheapest", "earliest_from",
+            "event_titled_on", "events_ahead", "events_on", "last_order", "latest", "next_event_with",
+            "note_titled", "person_by_relation", "tagged", "weekday_date"]

@@ -24,7 +24,6 @@ from devices.suite.templates._hkit import (
     PRODUCTS,
     STREETS,
     SUBJECTS,
-    SURNAMES,
     TIMES,
     TITLES,
     TOPICS,
@@ -35,6 +34,7 @@ from devices.suite.templates._hkit import (
     derived_parameters,
     memory_value,
     parse_count,
+    person_pools,
     rid,
     row_where,
     rows_of,
@@ -117,7 +117,7 @@ class _Relation(_Memory):
     namesake (same first name, another employer) and the other relations' people. So the
     oracle reads memory twice (who, then which one) before it can look the contact up."""
 
-    pools = MappingProxyType({"surname": SURNAMES})
+    pools = person_pools()
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         world = World(rng, split)
@@ -169,7 +169,7 @@ class TextRelation(_Relation):
     name = "mem_text_relation"
     goal_template = "Text my {relation}: \"{phrase}\"."
     apps = ("contacts", "messages")
-    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES})
+    pools = person_pools(phrase=PHRASES)
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split)}
@@ -189,7 +189,7 @@ class EmailRelation(_Relation):
     name = "mem_email_relation"
     goal_template = "Email my {relation} with the subject '{subject}' saying \"{phrase}\"."
     apps = ("contacts", "email")
-    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES, "subject": SUBJECTS})
+    pools = person_pools(phrase=PHRASES, subject=SUBJECTS)
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split), "subject": SUBJECTS.pick(rng, split)}
@@ -270,7 +270,7 @@ class InviteRelation(_Relation):
     name = "mem_invite_relation"
     goal_template = "Add my {relation} to the guest list of my '{title}' event."
     apps = ("contacts", "calendar")
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES})
+    pools = person_pools(title=TITLES)
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"title": TITLES.pick(rng, split), "date": f"2026-01-{rng.randint(12, 28):02d}"}
@@ -304,7 +304,7 @@ class ReplyRelationEmail(_Relation):
     test_only = True
     goal_template = "Reply to my {relation}'s latest email: \"{phrase}\"."
     apps = ("contacts", "email")
-    pools = MappingProxyType({"surname": SURNAMES, "phrase": PHRASES})
+    pools = person_pools(phrase=PHRASES)
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {"phrase": PHRASES.pick(rng, split), "subjects": SUBJECTS.sample(rng, split, 3)}

@@ -10,7 +10,6 @@ place, then that place's address).
 from __future__ import annotations
 
 import random
-from types import MappingProxyType
 from typing import Any
 
 from devices.suite.diff import Add, Expectation
@@ -18,9 +17,9 @@ from devices.suite.template import Observe, OracleScript
 from devices.suite.templates._hkit import (
     PLACES,
     STREETS,
-    SURNAMES,
     TITLES,
     contact_named,
+    person_pools,
     rid,
     row_where,
     rows_of,
@@ -36,7 +35,7 @@ class RelationEventAddress(_Relation):
     name = "mem_relation_event_address"
     goal_template = "Text my {relation} the street address of the place my '{title}' is at."
     apps = ("contacts", "messages", "calendar", "maps")
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "place": PLACES, "street": STREETS})
+    pools = person_pools(title=TITLES, place=PLACES, street=STREETS)
 
     def extra(self, rng: random.Random, split: Any) -> dict[str, Any]:
         title, other_title = TITLES.sample(rng, split, 2)

@@ -38,6 +38,7 @@ from devices.suite.templates._hkit import (
     World,
     derived_parameters,
     memory_value,
+    person_pools,
     rid,
     row_where,
     rows_of,
@@ -91,7 +92,7 @@ class _WithContact(ContactPair, _Skill):
 
 class _Meeting(_WithContact):
     apps = MEETING_APPS
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES})
+    pools = person_pools(title=TITLES)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         hour = rng.randint(9, 16)
@@ -156,7 +157,7 @@ class BlockTime(_Meeting):
     skill = "block_time"
     goal_template = ("Right after my '{anchor}' on {date}, hold an hour in my diary for '{title}'. "
                      "It's just for me: don't invite anyone.")
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "anchor": TITLES})
+    pools = person_pools(title=TITLES, anchor=TITLES)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         title, anchor = TITLES.sample(rng, split, 2)
@@ -511,7 +512,7 @@ class Privacy(_Device):
 
 class _Photo(_WithContact):
     apps = ("files", "contacts", "messages")
-    pools = MappingProxyType({"surname": SURNAMES, "album": ALBUMS, "tag": TAGS})
+    pools = person_pools(album=ALBUMS, tag=TAGS)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         album, other_album = ALBUMS.sample(rng, split, 2)
@@ -721,7 +722,7 @@ class Bookmark(_Place):
 
 class _Note(_WithContact):
     apps = NOTE_APPS
-    pools = MappingProxyType({"surname": SURNAMES, "title": SUBJECTS, "body": PHRASES})
+    pools = person_pools(title=SUBJECTS, body=PHRASES)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         return {**self.people(rng, split), "title": SUBJECTS.pick(rng, split),

@@ -21,8 +21,8 @@ from devices.suite.templates._hkit import (
     PRODUCTS,
     STREETS,
     SUBJECTS,
-    SURNAMES,
     TITLES,
+    person_pools,
     rid,
     row_where,
     rows_of,
@@ -44,7 +44,7 @@ class MeetingWithSender(_Meeting):
     skill = "schedule_meeting"
     goal_template = ("Right after my '{anchor}' on {date}, set up an hour of '{title}' with whoever "
                      "emailed me about '{subject}', and text them the invitation.")
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "anchor": TITLES, "subject": SUBJECTS})
+    pools = person_pools(title=TITLES, anchor=TITLES, subject=SUBJECTS)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         title, anchor = TITLES.sample(rng, split, 2)

@@ -26,13 +26,13 @@ from devices.suite.templates._hkit import (
     PRODUCTS,
     STREETS,
     SUBJECTS,
-    SURNAMES,
     TITLES,
     TOPICS,
     Cluttered,
     ContactPair,
     derived_parameters,
     memory_value,
+    person_pools,
     rid,
     row_where,
 )
@@ -141,7 +141,7 @@ class PlaceToFriend(_WithContact):
     apps = ("contacts", "maps", "messages")
     goal_template = ("Find the best-rated {category} near me and text its address to {first} from "
                      "{company}. Hand each part to the helper made for it.")
-    pools = MappingProxyType({"surname": SURNAMES, "place": PLACES})
+    pools = person_pools(place=PLACES)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         best, other = PLACES.sample(rng, split, 2)

@@ -18,7 +18,15 @@ from typing import Any
 
 from devices.suite.diff import Add, Delegated, Expectation
 from devices.suite.template import Observe, OracleScript
-from devices.suite.templates._hkit import LISTS, PLACES, STREETS, SURNAMES, TITLES, rid, row_where
+from devices.suite.templates._hkit import (
+    LISTS,
+    PLACES,
+    STREETS,
+    TITLES,
+    person_pools,
+    rid,
+    row_where,
+)
 from devices.suite.templates._kit import finish
 from devices.suite.templates._profile import declare
 from devices.suite.templates.subagent import DoneBy, _Team, _WithContact, delegate, results
@@ -46,7 +54,7 @@ class EventPlaceToContact(_WithContact):
     apps = ("calendar", "contacts", "maps", "messages")
     goal_template = ("Text {first} from {company} the street address of the place my '{title}' is "
                      "at. Hand each part to the helper made for it.")
-    pools = MappingProxyType({"surname": SURNAMES, "title": TITLES, "place": PLACES, "street": STREETS})
+    pools = person_pools(title=TITLES, place=PLACES, street=STREETS)
 
     def generate_params(self, rng: random.Random, split: Any) -> dict[str, Any]:
         title, other_title = TITLES.sample(rng, split, 2)

@@ -52,12 +52,16 @@ from devices.suite.templates._world import (
     WorldTemplate,
     balance_of,
     best_hotel_under,
+    bookings_ahead,
     call,
     cart_cheapest,
     cheapest,
+    day_of,
+    events_ahead,
+    events_on,
     find_rows,
     lookup,
-    now_of,
+    minute_of,
     one,
     person_by_relation,
     shift,
@@ -102,13 +106,6 @@ _CLEAR_FROM = datetime(2026, 1, 11, 8, 0, tzinfo=UTC)
 def _pick(rows: Any, **where: Any) -> Row | None:
     """The one row a step wants (exactly these fields); the tests swap it for "the first row"."""
     return one(rows, **where)
-
-
-def _events_on(observe: Any, weekday: str) -> Any:
-    """Sub-script: the date of the next `weekday` and the calendar's events that day."""
-    date = weekday_date(observe, weekday)
-    events = yield from lookup(observe, call("calendar.list_events", date=date))
-    return date, find_rows(events)
 
 
 def _venue_of(observe: Any, event: Row) -> Any:
@@ -156,14 +153,8 @@ def _hours(w: World, n: int, first: int = 9, last: int = 18) -> list[int]:
 
 
 def _forecast(w: World, city: str, rainy: set[str] = frozenset(), highs: dict[str, int] | None = None) -> Row:
-    days = []
-    for k in range(-1, 30):
-        date = w.day(k)
-        rain = date in rainy
-        days.append({"date": date, "high": (highs or {}).get(date, w.rng.randint(12, 24)),
-                     "low": w.rng.randint(2, 10), "condition": "rain" if rain else w.pick(["sunny", "cloudy"]),
-                     "rain_pct": w.rng.randint(60, 95) if rain else w.rng.randint(0, 30)})
-    return w.add("weather", "cities", "wc", name=city, saved=False, days=days)
+    """An unsaved city whose forecast rains on the `rainy` dates."""
+    return w.city_forecast(city, range(-1, 30), rainy.__contains__, highs)
 
 
 class _Chain(WorldTemplate):
@@ -214,7 +205,7 @@ class MeetingAddressesToAttendees(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        _, events = yield from _events_on(observe, p["weekday"])
+        _, events = yield from events_on(observe, p["weekday"])
         for event in events:
             found = yield from lookup(observe, call("contacts.search", query=event["attendees"][0]))
             person = _pick(found, email=event["attendees"][0])
@@ -258,7 +249,7 @@ class LateForTodaysMeetings(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        now = now_of(observe).strftime("%Y-%m-%dT%H:%M")
+        now = minute_of(observe)
         events = yield from lookup(observe, call("calendar.list_events", date=now[:10]))
         for event in find_rows(events):
             if event["start"] <= now:
@@ -373,14 +364,11 @@ def _flights(w: World, n: int, cities: list[str]) -> list[tuple[Row, str]]:
 
 def _upcoming_flights(observe: Any) -> Any:
     """The flights of the confirmed flight bookings from today on (None when a lookup fails)."""
-    today = now_of(observe).strftime("%Y-%m-%d")
-    rows = yield from lookup(observe, call("travel.list_bookings"))
-    if rows is None:
+    bookings = yield from bookings_ahead(observe, "flight")
+    if bookings is None:
         return None
     flights = []
-    for booking in sorted(find_rows(rows, kind="flight", status="confirmed"), key=lambda r: r["check_in"]):
-        if booking["check_in"] < today:
-            continue
+    for booking in bookings:
         flight = yield from lookup(observe, call("travel.get_flight", id=booking["ref_id"]))
         if not flight:
             return None
@@ -560,13 +548,7 @@ class CookPlanToCart(_Chain):
         return [Add("shopping", "cart", {"product_id": pid, "quantity": 1}) for pid in p["_ids"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        now = now_of(observe)
-        today, end = now.strftime("%Y-%m-%d"), (now + timedelta(days=7)).strftime("%Y-%m-%d")
-        events = yield from lookup(observe, call("calendar.search", query="Cook:"))
-        for event in find_rows(events):
-            if not (today < event["start"][:10] <= end) or not event["title"].startswith("Cook: "):
-                continue
-            dish = event["title"].removeprefix("Cook: ")
+        for dish in (yield from events_ahead(observe, "Cook:", 7)):
             recipes = yield from lookup(observe, call("recipes.search", query=dish))
             recipe = _pick(recipes, title=dish)
             if not recipe:
@@ -612,7 +594,7 @@ class PayBackLenders(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        since = (now_of(observe) - timedelta(days=7)).strftime("%Y-%m-%d")
+        since = day_of(observe, -7)
         texts = yield from lookup(observe, call("messages.search", query="you owe me"))
         accounts = yield from lookup(observe, call("bank.list_accounts"))
         account = _pick(accounts, name=p["account"])
@@ -663,7 +645,7 @@ class EventForecastNotes(_Chain):
                 for eid, high in p["_notes"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        date, events = yield from _events_on(observe, p["weekday"])
+        date, events = yield from events_on(observe, p["weekday"])
         for event in events:
             place = yield from _venue_of(observe, event)
             if not place:
@@ -708,7 +690,7 @@ class FamilyForecastTexts(_Chain):
                 for phone, high in p["_texts"]]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
+        tomorrow = day_of(observe, 1)
         for relation in re.split(r", | and ", p["who"]):
             person = yield from person_by_relation(observe, relation)
             if not person:
@@ -765,7 +747,7 @@ class ConferenceTravel(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        today = now_of(observe).strftime("%Y-%m-%d")
+        today = day_of(observe)
         events = yield from lookup(observe, call("calendar.search", query="Conference:"))
         for event in find_rows(events):
             if event["start"][:10] <= today:

@@ -16,7 +16,6 @@ and each row needs two or more dependent lookups before the write it asks for.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from typing import Any
 
 from devices.suite.diff import Add, mentions
@@ -27,11 +26,13 @@ from devices.suite.templates._world import (
     STOCK,
     TEXT_READ,
     World,
+    bookings_ahead,
     call,
     cheapest,
+    events_ahead,
+    events_on,
     find_rows,
     lookup,
-    now_of,
     person_by_relation,
     weekday_name,
 )
@@ -43,7 +44,6 @@ from devices.suite.templates.tool_chains import (
     _at,
     _Chain,
     _clear,
-    _events_on,
     _flights,
     _forecast,
     _hours,
@@ -102,7 +102,7 @@ class MeetingVenuesByEmail(_Chain):
         return out
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        _, events = yield from _events_on(observe, p["weekday"])
+        _, events = yield from events_on(observe, p["weekday"])
         for event in events:
             place = yield from _venue_of(observe, event)
             if not place:
@@ -194,13 +194,10 @@ class HotelStaysForecastToRelation(_Chain):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
-        today = now_of(observe).strftime("%Y-%m-%d")
-        rows = yield from lookup(observe, call("travel.list_bookings"))
-        if not person or rows is None:
+        bookings = yield from bookings_ahead(observe, "hotel")
+        if not person or bookings is None:
             return
-        for booking in sorted(find_rows(rows, kind="hotel", status="confirmed"), key=lambda r: r["check_in"]):
-            if booking["check_in"] < today:
-                continue
+        for booking in bookings:
             hotel = yield from lookup(observe, call("travel.get_hotel", id=booking["ref_id"]))
             if not hotel:
                 return
@@ -238,13 +235,7 @@ class BirthdayGiftsShipped(_Chain):
                                            "status": "placed"}) for a in p["_orders"]] + [STOCK, CART]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        now = now_of(observe)
-        today, end = now.strftime("%Y-%m-%d"), (now + timedelta(days=p["days"])).strftime("%Y-%m-%d")
-        events = yield from lookup(observe, call("calendar.search", query="Birthday:"))
-        for event in find_rows(events):
-            if not (today < event["start"][:10] <= end) or not event["title"].startswith("Birthday: "):
-                continue
-            name = event["title"].removeprefix("Birthday: ")
+        for name in (yield from events_ahead(observe, "Birthday:", p["days"])):
             people = yield from lookup(observe, call("contacts.search", query=name))
             person = _pick(people, name=name)
             offers = yield from lookup(observe, call("shopping.search", query=p["product"], in_stock=True))

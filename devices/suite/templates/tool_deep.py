@@ -38,11 +38,11 @@ from devices.suite.templates._world import (
     WorldTemplate,
     call,
     cart_cheapest,
+    day_of,
     earliest_from,
     find_rows,
     latest,
     lookup,
-    now_of,
     one,
     person_by_relation,
 )
@@ -108,7 +108,7 @@ class HotelNameToRelation(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         bookings = yield from lookup(observe, call("travel.list_bookings"))
-        today = now_of(observe).strftime("%Y-%m-%d")
+        today = day_of(observe)
         booking = earliest_from(bookings, "check_in", today, kind="hotel", status="confirmed")
         if not booking:
             return

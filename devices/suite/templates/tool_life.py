@@ -5,7 +5,6 @@ covers that step.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from devices.suite.diff import Add, AnswerIs, Called, Remove, RemoveOneOf, Setting, Update, mentions
@@ -36,16 +35,20 @@ from devices.suite.templates._world import (
     WorldTemplate,
     call,
     cart_cheapest,
+    date_from,
+    day_of,
     earliest_from,
     find_rows,
     finish,
     gui_steps,
     lookup,
+    minute_of,
     note_titled,
     now_of,
     one,
     person_by_relation,
     shift,
+    tagged,
     tap,
     weekday_date,
     weekday_name,
@@ -82,7 +85,7 @@ class LogActivity(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         back = 0 if p["day"] == "today" else 1
         yield call("health.log_activity", kind=p["activity"], minutes=DURATIONS[p["duration"]],
-                   date=(now_of(observe) - timedelta(days=back)).strftime("%Y-%m-%d"))
+                   date=day_of(observe, -back))
 
 
 class DuplicateActivity(WorldTemplate):
@@ -111,12 +114,12 @@ class DuplicateActivity(WorldTemplate):
                                              "date": p["_today"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        yesterday = (now_of(observe) - timedelta(days=1)).strftime("%Y-%m-%d")
+        yesterday = day_of(observe, -1)
         rows = yield from lookup(observe, call("health.list_activities", kind=p["activity"], date=yesterday))
         if len(find_rows(rows)) == 2:
             yield call("health.delete_activity", id=rows[0]["id"])
             yield call("health.log_activity", kind=p["activity"], minutes=DURATIONS[p["duration"]],
-                       date=now_of(observe).strftime("%Y-%m-%d"))
+                       date=day_of(observe))
 
 
 def _meds(w: World, n: int = 3) -> list[dict[str, Any]]:
@@ -203,10 +206,10 @@ class WeightLost(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         days = _SPAN_DAYS[p["span"]]
         now = now_of(observe)
-        yield call("health.log_measurement", kind="weight_kg", value=p["today_kg"], date=now.strftime("%Y-%m-%d"))
+        yield call("health.log_measurement", kind="weight_kg", value=p["today_kg"], date=date_from(now))
         rows = yield from lookup(observe, call("health.list_measurements", kind="weight_kg"))
         by_date = {r["date"]: r["value"] for r in find_rows(rows)}
-        then, today = (now - timedelta(days=days)).strftime("%Y-%m-%d"), now.strftime("%Y-%m-%d")
+        then, today = date_from(now, -days), date_from(now)
         if then in by_date and today in by_date:
             yield finish(f"{by_date[then] - by_date[today]:.1f}")
 
@@ -233,7 +236,7 @@ class SleepAverage(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         now = now_of(observe)
-        want = {(now - timedelta(days=k)).strftime("%Y-%m-%d") for k in range(1, p["n"] + 1)}
+        want = {date_from(now, -k) for k in range(1, p["n"] + 1)}
         rows = yield from lookup(observe, call("health.list_measurements", kind="sleep_hours"))
         values = [r["value"] for r in find_rows(rows) if r["date"] in want]
         if len(values) == p["n"]:
@@ -470,14 +473,10 @@ class RecipeToCart(WorldTemplate):
 
 def _city(w: World, name: str, saved: bool, rainy_on: str | None = None, highs: dict[str, int] | None = None,
           ) -> dict[str, Any]:
-    days = []
-    for k in range(-1, 12):
-        date = w.day(k)
-        rain = date == rainy_on or (rainy_on is None and w.rng.random() < 0.3)
-        days.append({"date": date, "high": (highs or {}).get(date, w.rng.randint(12, 24)),
-                     "low": w.rng.randint(2, 10), "condition": "rain" if rain else w.pick(["sunny", "cloudy"]),
-                     "rain_pct": w.rng.randint(60, 95) if rain else w.rng.randint(0, 30)})
-    return w.add("weather", "cities", "wc", name=name, saved=saved, days=days)
+    """A city whose forecast rains on `rainy_on` only (or on random days when it is None)."""
+    return w.city_forecast(name, range(-1, 12),
+                           lambda date: date == rainy_on or (rainy_on is None and w.rng.random() < 0.3),
+                           highs, saved=saved)
 
 
 class UmbrellaReminder(WorldTemplate):
@@ -505,7 +504,7 @@ class UmbrellaReminder(WorldTemplate):
         return [Add("reminders", "reminders", {"title": mentions(p["_word"], other), "due": p["_due"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
+        tomorrow = day_of(observe, 1)
         days = yield from lookup(observe, call("weather.forecast", city=p["city"], date=tomorrow))
         if days:
             word = "umbrella" if days[0]["rain_pct"] >= 50 else "sunglasses"
@@ -537,7 +536,7 @@ class UmbrellaForVisit(UmbrellaReminder):
         person = yield from person_by_relation(observe, p["relation"])
         if not person:
             return
-        tomorrow = (now_of(observe) + timedelta(days=1)).strftime("%Y-%m-%d")
+        tomorrow = day_of(observe, 1)
         days = yield from lookup(observe, call("weather.forecast", city=person["city"], date=tomorrow))
         if days:
             word = "umbrella" if days[0]["rain_pct"] >= 50 else "sunglasses"
@@ -580,7 +579,7 @@ class WarmestSavedCity(WorldTemplate):
 
 def _next_flight(observe: Any) -> Any:
     """The flight of the first flight booking from today on (None when there is none)."""
-    today = now_of(observe).strftime("%Y-%m-%d")
+    today = day_of(observe)
     rows = yield from lookup(observe, call("travel.list_bookings"))
     booking = earliest_from(rows, "check_in", today, kind="flight")
     if not booking:
@@ -699,7 +698,7 @@ class OverdueCount(WorldTemplate):
         return [AnswerIs(n)]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        now = now_of(observe).strftime("%Y-%m-%dT%H:%M")
+        now = minute_of(observe)
         rows = yield from lookup(observe, call("reminders.list", done=False))
         if rows is not None:
             yield finish(str(sum(1 for r in rows if r["due"] and r["due"] < now)))
@@ -857,9 +856,8 @@ class MoveTaggedPhotos(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("files.search", query=p["tag"], kind="photo"))
-        for row in find_rows(rows):
-            if p["tag"] in row["tags"]:
-                yield call("files.move", id=row["id"], album=p["album"])
+        for row in tagged(rows, p["tag"]):
+            yield call("files.move", id=row["id"], album=p["album"])
 
 
 class SaveBestRated(WorldTemplate):

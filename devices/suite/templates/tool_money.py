@@ -32,6 +32,8 @@ from devices.suite.templates._world import (
     best_hotel_under,
     call,
     cheapest,
+    date_from,
+    day_of,
     find_rows,
     finish,
     gui_steps,
@@ -85,9 +87,7 @@ class SpentAtStore(WorldTemplate):
         return [AnswerIs(p["_total"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        from datetime import timedelta
-
-        since = (now_of(observe) - timedelta(days=p["days"] - 1)).strftime("%Y-%m-%d")
+        since = day_of(observe, -(p["days"] - 1))
         rows = yield from lookup(observe, call("bank.list_transactions", query=p["store"], since=since))
         if rows is not None:
             spent = -sum(r["amount"] for r in find_rows(rows, counterparty=p["store"]) if r["amount"] < 0)
@@ -222,11 +222,9 @@ class BankReferenceGui(WorldTemplate):
         return [AnswerIs(p["_ref"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        from datetime import timedelta
-
         now = now_of(observe)
         back = (now.weekday() - WEEKDAYS.index(p["weekday"])) % 7 or 7
-        date = (now - timedelta(days=back)).strftime("%Y-%m-%d")
+        date = date_from(now, -back)
         rows = yield from lookup(observe, call("bank.list_transactions", query=p["store"], since=date, until=date))
         payment = one(rows)
         if not payment:
@@ -419,7 +417,7 @@ class HotelForFlight(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         bookings = yield from lookup(observe, call("travel.list_bookings"))
-        today = now_of(observe).strftime("%Y-%m-%d")
+        today = day_of(observe)
         ahead = [b for b in find_rows(bookings, kind="flight", status="confirmed") if b["check_in"] >= today]
         if len(ahead) != 1:
             return

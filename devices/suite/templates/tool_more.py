@@ -32,6 +32,7 @@ from devices.suite.templates._world import (
     note_titled,
     one,
     person_by_relation,
+    tagged,
 )
 
 __all__ = ["TEMPLATES"]
@@ -367,9 +368,8 @@ class UntagAlbum(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         rows = yield from lookup(observe, call("files.list", album=p["album"], kind="photo"))
-        for row in find_rows(rows):
-            if p["tag"] in row["tags"]:
-                yield call("files.untag", id=row["id"], tag=p["tag"])
+        for row in tagged(rows, p["tag"]):
+            yield call("files.untag", id=row["id"], tag=p["tag"])
 
 
 class AcknowledgeCompanyEmails(WorldTemplate):

@@ -19,17 +19,19 @@ from devices.suite.templates._world import (
     World,
     WorldTemplate,
     call,
-    earliest_from,
+    day_of,
+    event_titled_on,
+    events_on,
     find_rows,
     finish,
     latest,
     lookup,
+    next_event_with,
     note_titled,
-    now_of,
     one,
     person_by_relation,
     shift,
-    weekday_date,
+    tagged,
     weekday_name,
 )
 
@@ -38,15 +40,6 @@ __all__ = ["TEMPLATES"]
 def _event(w: World, title: str, date: str, hour: int, minutes: int = 60, **extra: Any) -> dict[str, Any]:
     start = f"{date}T{hour:02d}:{w.pick(['00', '15', '30', '45'])}"
     return w.event(title, start, shift(start, minutes), **extra)
-
-
-def _next_event_with(observe: Any, relation: str) -> Any:
-    """The contact with `relation`, then the first of their events not yet started (None if either is missing)."""
-    person = yield from person_by_relation(observe, relation)
-    if not person:
-        return None
-    rows = yield from lookup(observe, call("calendar.search", query=person["name"]))
-    return earliest_from(rows, "start", now_of(observe).strftime("%Y-%m-%dT%H:%M"))
 
 
 class TextRelation(WorldTemplate):
@@ -325,7 +318,7 @@ class NextMeetingPlace(WorldTemplate):
         return [AnswerIs(p["_place"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _next_event_with(observe, p["relation"])
+        event = yield from next_event_with(observe, p["relation"])
         if event:
             yield finish(event["location"])
 
@@ -351,7 +344,7 @@ class CancelNextWithRelation(WorldTemplate):
         return [Remove("calendar", "events", p["_id"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _next_event_with(observe, p["relation"])
+        event = yield from next_event_with(observe, p["relation"])
         if event:
             yield call("calendar.delete_event", id=event["id"])
 
@@ -378,20 +371,11 @@ class InviteRelation(WorldTemplate):
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
-        date = weekday_date(observe, p["weekday"])
-        rows = yield from lookup(observe, call("calendar.list_events", date=date))
-        event = one(rows, title=p["title"])
+        _, events = yield from events_on(observe, p["weekday"])
+        event = one(events, title=p["title"])
         if person and event:
             yield call("calendar.update_event", id=event["id"],
                        attendees=[*event["attendees"], person["name"]])
-
-
-def _titled_event_on(observe: Any, title: str, weekday: str) -> Any:
-    """The one event called `title` on the next `weekday` (None unless exactly one)."""
-    date = weekday_date(observe, weekday)
-    rows = yield from lookup(observe, call("calendar.search", query=title))
-    hits = [r for r in find_rows(rows, title=title) if r["start"].startswith(date)]
-    return hits[0] if len(hits) == 1 else None
 
 
 class EventPlaceOnDay(WorldTemplate):
@@ -416,7 +400,7 @@ class EventPlaceOnDay(WorldTemplate):
         return [AnswerIs(p["_place"])]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        event = yield from event_titled_on(observe, p["title"], p["weekday"])
         if event:
             yield finish(event["location"])
 
@@ -446,10 +430,8 @@ class CountEventsOnDay(WorldTemplate):
         return [AnswerIs(n)]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        from datetime import timedelta
-
         days = 1 if p["when"] == "tomorrow" else 2
-        date = (now_of(observe) + timedelta(days=days)).strftime("%Y-%m-%d")
+        date = day_of(observe, days)
         rows = yield from lookup(observe, call("calendar.list_events", date=date))
         if rows is not None:
             yield finish(str(len(rows)))
@@ -480,7 +462,7 @@ class MoveEventLater(WorldTemplate):
                 Add("messages", "messages", {"phone": p["_phone"], "direction": "out", "body": p["phrase"]})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _titled_event_on(observe, p["title"], p["weekday"])
+        event = yield from event_titled_on(observe, p["title"], p["weekday"])
         if event:
             minutes = DURATIONS[p["duration"]]
             yield call("calendar.update_event", id=event["id"], start=shift(event["start"], minutes),
@@ -558,7 +540,7 @@ class SharePhotoRelation(WorldTemplate):
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
         person = yield from person_by_relation(observe, p["relation"])
         rows = yield from lookup(observe, call("files.search", query=p["tag"], kind="photo"))
-        photos = [r for r in find_rows(rows) if p["tag"] in r["tags"]]
+        photos = tagged(rows, p["tag"])
         if person and len(photos) == 1:
             yield call("files.share", id=photos[0]["id"], contact=person["name"])
 
@@ -586,7 +568,7 @@ class AlarmBeforeMeeting(WorldTemplate):
         return [Add("clock", "alarms", {"time": p["_time"], "enabled": True})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _next_event_with(observe, p["relation"])
+        event = yield from next_event_with(observe, p["relation"])
         if event:
             yield call("clock.set_alarm", time=shift(event["start"][11:], -DURATIONS[p["duration"]]))
 
@@ -613,7 +595,7 @@ class DirectionsToMeeting(WorldTemplate):
         return [Add("maps", "trips", {"destination": p["_place"], "mode": "walk"})]
 
     def solve(self, p: dict[str, Any], observe: Any) -> Any:
-        event = yield from _next_event_with(observe, p["relation"])
+        event = yield from next_event_with(observe, p["relation"])
         if event:
             yield call("maps.navigate", destination=event["location"], mode="walk")
 

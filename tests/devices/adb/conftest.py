@@ -22,22 +22,14 @@ os.environ["ADB_MDNS"] = "0"
 
 from devices.adb.client import AdbCall
 from devices.adb.settings import AdbSettings
+from tests.devices.adb_settings import adb_test_settings
 from tests.devices.fake_adb import FakeAdbServer, FakeDevice
 
 SERIAL = "emulator-5554"
 
-#: Short enough that a stalled call fails fast in tests, long enough for a loaded 2-core box.
-TEST_CALL_TIMEOUT_S = 2.0
-
 
 def make_settings(server: FakeAdbServer, blob_dir: Path, **overrides: object) -> AdbSettings:
-    values: dict[str, object] = {
-        "host": "127.0.0.1", "port": server.port, "serial": SERIAL,
-        "call_timeout_s": TEST_CALL_TIMEOUT_S, "retries": 2, "retry_backoff_s": 0.0,
-        "wait_scale": 0.0, "blob_dir": blob_dir, "profile": "companion",
-    }
-    values.update(overrides)
-    return AdbSettings(**values)  # type: ignore[arg-type]
+    return adb_test_settings(server.port, blob_dir, **{"serial": SERIAL, "profile": "companion", **overrides})
 
 
 @pytest.fixture(autouse=True)

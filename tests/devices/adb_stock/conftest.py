@@ -10,10 +10,8 @@ import pytest
 
 from devices.adb.phone import AdbPhone
 from devices.adb.settings import AdbSettings
+from tests.devices.adb_settings import adb_test_settings
 from tests.devices.fake_adbd import FakeAdbd, RealAdbServer, StockAndroid, stock_device
-
-#: Short enough that a stalled call fails fast in tests, long enough for a loaded 2-core box.
-TEST_CALL_TIMEOUT_S = 2.0
 
 
 @pytest.fixture(scope="session")
@@ -41,13 +39,8 @@ def adbd(adb_server: RealAdbServer, android: StockAndroid) -> Iterator[FakeAdbd]
 
 def stock_settings(server: RealAdbServer, serial: str, blob_dir: Path,
                    **overrides: object) -> AdbSettings:
-    values: dict[str, object] = {
-        "host": "127.0.0.1", "port": server.port, "serial": serial,
-        "call_timeout_s": TEST_CALL_TIMEOUT_S, "retries": 1, "retry_backoff_s": 0.0,
-        "wait_scale": 0.0, "blob_dir": blob_dir, "profile": "stock",
-    }
-    values.update(overrides)
-    return AdbSettings(**values)  # type: ignore[arg-type]
+    return adb_test_settings(server.port, blob_dir, **{"serial": serial, "profile": "stock", "retries": 1,
+                                                       **overrides})
 
 
 @pytest.fixture

@@ -24,16 +24,7 @@ from devices.adb.provider import (
 from devices.adb.uixml import DUMP_TRAILER, render_hierarchy
 from devices.sim.state import TABLES
 from devices.sim.world import default_world
-from schemas.actions import (
-    Click,
-    InputText,
-    KeyboardEnter,
-    LongPress,
-    NavigateBack,
-    NavigateHome,
-    OpenApp,
-    Scroll,
-)
+from schemas import actions as act
 from tests.devices.fake_adb.png import screen_png
 
 __all__ = ["FakeDevice", "run_sequence"]
@@ -140,15 +131,15 @@ class FakeDevice:
     def _cmd_input(self, args: list[str]) -> Output:
         verb = args[0]
         if verb == "tap":
-            self._act(Click(x=int(float(args[1])), y=int(float(args[2]))))
+            self._act(act.Click(x=int(float(args[1])), y=int(float(args[2]))))
         elif verb == "swipe":
             x1, y1, x2, y2 = (int(float(v)) for v in args[1:5])
             duration = int(args[5]) if len(args) > 5 else 300
             if (x1, y1) == (x2, y2):
                 if duration >= LONG_PRESS_MS:
-                    self._act(LongPress(x=x1, y=y1))
+                    self._act(act.LongPress(x=x1, y=y1))
                 else:
-                    self._act(Click(x=x1, y=y1))
+                    self._act(act.Click(x=x1, y=y1))
             else:
                 dx, dy = x2 - x1, y2 - y1
                 # Content moves opposite to the finger: a finger moving up scrolls down.
@@ -156,21 +147,21 @@ class FakeDevice:
                     direction = "down" if dy < 0 else "up"
                 else:
                     direction = "right" if dx < 0 else "left"
-                self._act(Scroll(direction=direction))
+                self._act(act.Scroll(direction=direction))
         elif verb == "text":
             text = args[1].replace("%s", " ")
-            self._act(InputText(text=text, clear=self._clear_next_text))
+            self._act(act.InputText(text=text, clear=self._clear_next_text))
             self._clear_next_text = False
         elif verb == "keycombination":
             self._select_all = args[1:] == ["113", "29"]
         elif verb == "keyevent":
             key = KEYCODES.get(args[-1])
             if key == "home":
-                self._act(NavigateHome())
+                self._act(act.NavigateHome())
             elif key == "back":
-                self._act(NavigateBack())
+                self._act(act.NavigateBack())
             elif key == "enter":
-                self._act(KeyboardEnter())
+                self._act(act.KeyboardEnter())
             elif key == "del" and self._select_all:
                 self._clear_next_text = True
             self._select_all = False
@@ -182,7 +173,7 @@ class FakeDevice:
         app = app_for_package(package)
         if app is None or app not in TABLES:
             return b"", f"Error: Activity not started, unknown package {package}\n".encode(), 1
-        self._act(OpenApp(app_name=app))
+        self._act(act.OpenApp(app_name=app))
         return f"Starting: Intent {{ cmp={package}/.MainActivity }}\n".encode(), b"", 0
 
     def _cmd_monkey(self, args: list[str]) -> Output:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Self
 
+from streams.lifecycle import stop_process
+
 __all__ = ["RealAdbServer", "adb_binary", "free_port", "spawn_recorder"]
 
 logger = logging.getLogger(__name__)
@@ -105,12 +107,7 @@ class RealAdbServer:
         process, self._process = self._process, None
         if process is None:
             return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, grace_s=10)
 
     def restart(self) -> None:
         """Stops the server and starts a fresh one on the same port (it forgets connections)."""

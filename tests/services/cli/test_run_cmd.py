@@ -19,6 +19,7 @@ from streams.admin import list_topics
 from streams.broker import free_port, kafka_answers
 from streams.producer import TypedProducer
 from tests.services.archiver.helpers import record_of, task
+from tests.services.cli.run_env import run_env
 
 pytestmark = pytest.mark.integration
 
@@ -28,13 +29,7 @@ OLD, NEW = 20, 10
 
 
 def _run_env(data_dir: Path, port: int) -> dict[str, str]:
-    """The environment of a `flywheel run` on its own broker at `port`, archiving into `data_dir`."""
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
-    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(port),
-                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
-                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.2", "COLUMNS": "200",
-                "PYTHONPATH": str(Path.cwd())})
-    return env
+    return run_env(data_dir, port, flush_s=0.2, columns=200)
 
 
 def test_run_replays_archive_into_fresh_broker_and_keeps_archiving(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ itself at a snapshot of N approved examples, and every row traces back to archiv
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pytest
 
 from services.archiver.store import ArchiveStore
 from streams.broker import free_port
+from tests.services.cli.run_env import run_env
 
 pytestmark = pytest.mark.integration
 
@@ -25,13 +25,7 @@ EXAMPLES = 80
 
 
 def _run_env(data_dir: Path) -> dict[str, str]:
-    """The environment of a `flywheel run` on `data_dir` with its own broker port."""
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
-    env.update({"FLYWHEEL_DATA_DIR": str(data_dir), "FLYWHEEL_BROKER_PORT": str(free_port()),
-                "FLYWHEEL_GATE_PORT": "0",  # the gate the run starts: any free port
-                "FLYWHEEL_ARCHIVER_FLUSH_INTERVAL_S": "0.5", "COLUMNS": "250",
-                "PYTHONPATH": str(Path.cwd())})
-    return env
+    return run_env(data_dir, free_port(), flush_s=0.5, columns=250)
 
 
 def test_run_examples_leaves_a_traceable_train_only_snapshot(tmp_path: Path) -> None:

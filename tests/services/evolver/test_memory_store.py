@@ -21,6 +21,7 @@ from devices.harness.harness import Harness
 from devices.harness.planner import tool_error
 from devices.harness.spec import SEEN_PREFIX, HarnessSpec, MemoryPolicy, SpecError
 from devices.sim import SimPhone
+from devices.suite.policies import NoopPolicy
 from devices.suite.registry import templates_for
 from schemas.actions import Finish, MemoryRead, ToolCall
 from schemas.observations import ToolResult
@@ -186,7 +187,7 @@ def test_failures_that_never_saw_the_fact_get_no_store_proposal(tmp_path: Path) 
     """The noop policy fails the same tasks without having looked anything up: storing would
     not help, so the rule stays silent."""
     tasks = _tasks()
-    rollout = Rollout(SimPhone("noop-sim"), _Noop(), "noop", BlobStore(tmp_path))
+    rollout = Rollout(SimPhone("noop-sim"), NoopPolicy(), "noop", BlobStore(tmp_path))
     verifier, world = VerifierState(), World(BlobStore(tmp_path), new_harness("v"))
     traces = []
     for task in tasks:
@@ -199,13 +200,3 @@ def test_failures_that_never_saw_the_fact_get_no_store_proposal(tmp_path: Path) 
     assert traces and all(t.seen_in == () for t in traces)
     assert not [p for p in propose(HarnessSpec.default().to_json_dict(), traces, {})
                 if p.rule == "memory_store"]
-
-
-class _Noop:
-    name = "noop"
-
-    def begin(self, goal: str, catalogue: Any) -> None:
-        return None
-
-    def next_action(self, observation: Any) -> Any:
-        return Finish()
