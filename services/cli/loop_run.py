@@ -9,6 +9,7 @@ line, stops when `DataLoop.done` (or on Ctrl-C), then `DataLoop.stop()` and prin
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -24,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-from schemas.episodes import EpisodeEnded
 from schemas.reviews import ReviewDecided, ReviewRequested
 from schemas.topics import TOPICS
 from schemas.training import DatasetSnapshotted
@@ -52,6 +52,28 @@ ROWS_IN_SUMMARY = re.compile(r"— (\d+) rows$")
 ARCHIVE_GRACE_S = 10.0
 #: The events/s figure is a moving window this long.
 RATE_WINDOW_S = 5.0
+
+
+@dataclass(frozen=True)
+class EndedEpisode:
+    """What the progress line needs of an `episode.ended`: its id, outcome and step count."""
+
+    episode_id: str
+    outcome: str
+    steps: int
+
+
+def _episode_ended(value: bytes | None) -> EndedEpisode | None:
+    """An `episode.ended` record's id, outcome and step count read as plain JSON (None for an
+    `episode.started` or anything unreadable: the services dead-letter bad events, the count
+    only skips them)."""
+    try:
+        data = json.loads(value or b"")
+        if data.get("type") != "episode.ended":
+            return None
+        return EndedEpisode(str(data["episode_id"]), str(data["outcome"]), len(data["steps"]))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 @dataclass
@@ -222,15 +244,20 @@ class DataLoop(Running):
 
     # ---- the monitor -------------------------------------------------------------------------
     def _watch(self) -> None:
-        topics = [TOPICS[n] for n in ("flywheel.tasks", "flywheel.episodes", "flywheel.verdicts",
-                                      "flywheel.reviews", "flywheel.datasets")]
+        """Folds what the services publish into `progress`. Episodes are the loop's largest
+        events (whole trajectories) and the count needs three of their fields, so they are read
+        as plain JSON (`_episode_ended`); the small events are decoded typed. Tasks are not
+        read: the episodes and verdicts say all the progress line shows."""
+        topics = [TOPICS[n] for n in ("flywheel.verdicts", "flywheel.reviews", "flywheel.datasets")]
         started = time.time()
         try:
             with TypedBatchConsumer(self.bootstrap, topics, f"flywheel-run-{uuid.uuid4().hex[:8]}",
-                                    client_id="flywheel-run-monitor") as consumer:
+                                    client_id="flywheel-run-monitor",
+                                    raw_topics=[TOPICS["flywheel.episodes"].name]) as consumer:
                 while not self._stop.is_set():
                     batch = consumer.poll_batch(200)
-                    self._fold([r.event for r in batch], started)
+                    self._fold([r.event if r.event is not None else _episode_ended(r.value)
+                                for r in batch], started)
         except Exception as error:  # noqa: BLE001 - progress is optional; the run goes on
             logger.warning("the progress monitor stopped: %s", error)
             self.errors.append(f"progress monitor: {error}")
@@ -240,13 +267,13 @@ class DataLoop(Running):
         p.events += len(events)
         p.recent.append((time.monotonic(), len(events)))
         for event in events:
-            if isinstance(event, EpisodeEnded):
+            if isinstance(event, EndedEpisode):
                 if p.first_episode_at is None:
                     p.first_episode_at = time.monotonic()
                 if event.episode_id not in p.steps:
                     p.episodes += 1
                     p.outcomes[event.outcome] += 1
-                p.steps[event.episode_id] = len(event.steps)
+                p.steps[event.episode_id] = event.steps
             elif isinstance(event, VerdictIssued):
                 p.verdicts += 1
                 p.passed += event.passed

@@ -80,10 +80,39 @@ class CuratorState:
     counts: Counter[str] = field(default_factory=Counter)
     #: episode id -> rows of the oracle's continuation, for failures that become corrections
     corrections: dict[str, int] = field(default_factory=dict)
+    #: Rows the admitted episodes give, kept with `admitted` (a snapshot's trigger reads them on
+    #: every event): their demonstration steps, and their corrections' rows.
+    demonstration_rows: int = 0
+    correction_rows: int = 0
 
     @property
     def review_queue(self) -> int:
         return sum(1 for s in self.status.values() if s == "review")
+
+
+def admitted_rows(state: CuratorState, episode_ids: Any) -> tuple[int, int]:
+    """(demonstration rows, correction rows) that admitting `episode_ids` adds: a correction
+    gives its continuation's rows, a demonstration its taught steps."""
+    demonstrations = corrections = 0
+    for episode_id in episode_ids:
+        if episode_id in state.corrections:
+            corrections += state.corrections[episode_id]
+        else:
+            demonstrations += trained_steps(state.episodes[episode_id][0])
+    return demonstrations, corrections
+
+
+def with_row_counts(state: CuratorState) -> CuratorState:
+    """`state` with its row counts recounted from `admitted` (a state built whole, not folded)."""
+    demonstrations, corrections = admitted_rows(state, state.admitted)
+    return replace(state, demonstration_rows=demonstrations, correction_rows=corrections)
+
+
+def _admit(state: CuratorState, new: list[str]) -> dict[str, int]:
+    """The row counts after admitting the (assessed) episodes `new`, as `replace` arguments."""
+    demonstrations, corrections = admitted_rows(state, new)
+    return {"demonstration_rows": state.demonstration_rows + demonstrations,
+            "correction_rows": state.correction_rows + corrections}
 
 
 def slice_of(task: TaskProposed) -> str:
@@ -149,19 +178,22 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
     status, admitted = dict(state.status), dict(state.admitted)
     pending = dict(state.pending_admissions)
     if isinstance(verdict, Admission):
+        new: list[str] = []
         for episode_id in verdict.episode_ids:
             if episode_id not in asked or episode_id in admitted or episode_id in pending \
                     or _dropped(status, episode_id):
                 continue
             if episode_id in state.assessed:
                 admitted[episode_id] = (verdict, source)
+                new.append(episode_id)
             else:  # its verdict has not come back yet (a restart): admitted once assessed
                 pending[episode_id] = (verdict, source)
             status[episode_id] = "admitted"
         for episode_id in set(asked) - set(verdict.episode_ids):
             if not _dropped(status, episode_id):
                 status[episode_id] = "rejected"
-        return replace(state, status=status, admitted=admitted, pending_admissions=pending)
+        return replace(state, status=status, admitted=admitted, pending_admissions=pending,
+                       **_admit(state, new))
     for episode_id in asked:
         if status.get(episode_id) == "review":
             status[episode_id] = "rejected"
@@ -233,15 +265,16 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
     # A candidate. Its review may already be under way (its request came back first).
     status.setdefault(episode_id, "candidate")
     admitted = state.admitted if admission is None else {**state.admitted, episode_id: admission}
+    new = [] if admission is None else [episode_id]
     if isinstance(judged, Continuation):
-        return replace(state, status=status, pending_admissions=pending, assessed=assessed,
-                       admitted=admitted,
-                       corrections={**state.corrections, episode_id: len(judged.pairs)},
-                       counts=_count(state, "correction_candidates"))
+        corrected = replace(state, corrections={**state.corrections, episode_id: len(judged.pairs)})
+        return replace(corrected, status=status, pending_admissions=pending, assessed=assessed,
+                       admitted=admitted, counts=_count(state, "correction_candidates"),
+                       **_admit(corrected, new))
     near = {**state.near, task.template: (*state.near.get(task.template, ()),
                                           (tokens(episode.steps), episode_id))}
     return replace(state, status=status, pending_admissions=pending, assessed=assessed,
-                   admitted=admitted, near=near,
+                   admitted=admitted, near=near, **_admit(state, new),
                    exact={**state.exact, exact_signature(task.template, episode.steps): episode_id},
                    counts=_count(state, "candidates"))
 

@@ -29,7 +29,7 @@ from devices.blobs import BlobNotFound, BlobStore
 from schemas.registry import validate_event
 from schemas.reviews import ReviewDecided
 from schemas.training import DatasetSnapshotted
-from services.curator.decide import CuratorState, Source
+from services.curator.decide import CuratorState, Source, with_row_counts
 from services.curator.snapshot import _available_corrections, write_recipe
 from services.dataflow.admission import Admission
 
@@ -143,9 +143,9 @@ def _state(inputs: ArchivedInputs, demonstrations: list[str], corrections: list[
             if episode_id not in inputs.failures:
                 raise RebuildError(f"the failure trace of correction {episode_id} is not in the archive")
             failures[episode_id], failure_sources[episode_id] = inputs.failures[episode_id]
-    return CuratorState(tasks=tasks, episodes=episodes, verdicts=verdicts, failures=failures,
-                        failure_sources=failure_sources, admitted=admitted,
-                        corrections=dict.fromkeys(corrections, 1))
+    return with_row_counts(CuratorState(
+        tasks=tasks, episodes=episodes, verdicts=verdicts, failures=failures,
+        failure_sources=failure_sources, admitted=admitted, corrections=dict.fromkeys(corrections, 1)))
 
 
 def _write(inputs: ArchivedInputs, manifest: dict[str, Any], out_root: Path, harness: Any,

@@ -388,3 +388,18 @@ def test_the_service_folds_each_event_once_so_a_failure_is_replayed_once(
     judged = [e for e in failing if e in pipe.state.corrections
               or pipe.state.status[e] in ("dropped:no_correction", "dropped:failed")]
     assert judged and sorted(calls) == sorted(set(calls)) and set(judged) <= set(calls)
+
+
+def test_the_row_counts_a_snapshot_waits_for_are_kept_with_the_admissions(tmp_path: Path) -> None:
+    from services.curator.decide import admitted_rows, with_row_counts
+    from services.curator.snapshot import snapshot_rows_ready
+
+    pipe = Pipeline(tmp_path)
+    for t in range(4):
+        pipe.run(proposed(i=0, template=t))
+    state = pipe.state
+    assert state.admitted and state.demonstration_rows > 0
+    # folded one admission at a time, the counts equal a recount over every admitted episode
+    assert (state.demonstration_rows, state.correction_rows) == admitted_rows(state, state.admitted)
+    recounted = with_row_counts(dataclasses.replace(state, demonstration_rows=0, correction_rows=0))
+    assert snapshot_rows_ready(recounted) == snapshot_rows_ready(state) > 0
