@@ -285,15 +285,18 @@ class SimState(StateReads):
         state.versions = dict.fromkeys(APPS, 0)
         return state
 
-    def to_final_json(self) -> dict[str, Any]:
+    def to_final_json(self, copy: bool = True) -> dict[str, Any]:
         """The final-state JSON checkers score (devices.suite.state_view): tables, settings,
-        memory, log, answer, goal status and clock, all plain JSON."""
+        memory, log, answer, goal status and clock, all plain JSON. `copy=False` shares the
+        rows and memory with this state: for a state that is thrown away after (a scorer's
+        rebuilt start state), never for a live phone's."""
+        share = (lambda value: value) if not copy else copy_json
         tables: dict[str, dict[str, dict[str, Any]]] = {app: {} for app in TABLES}
         for key, rows in self._tables.items():
             app, table = key.split(".", 1)
-            tables[app][table] = {row_id: copy_json(r) for row_id, r in rows.items()}
+            tables[app][table] = {row_id: share(r) for row_id, r in rows.items()}
         return {"tables": tables, "settings": dict(self._settings),
-                "memory": copy_json(self._memory), "log": [e.to_dict() for e in self._log],
+                "memory": share(self._memory), "log": [e.to_dict() for e in self._log],
                 "answer": self.answer, "goal_status": self.goal_status, "clock_ms": self.clock_ms}
 
     def fingerprint(self) -> dict[str, Any]:

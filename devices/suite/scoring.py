@@ -33,7 +33,7 @@ def initial_view(task: TaskInstance, world_seed: int | None = None) -> StateView
     """The state right after reset(task), as a StateView."""
     from devices.sim.phone import initial_state_of  # the sandbox rebuilds the start state
 
-    return StateView.from_json(initial_state_of(task, world_seed).to_final_json())
+    return StateView.from_json(initial_state_of(task, world_seed).to_final_json(copy=False))
 
 
 def composed_name(templates: list[str]) -> str:
