@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,7 +91,7 @@ class CuratorState:
         return sum(1 for s in self.status.values() if s == "review")
 
 
-def admitted_rows(state: CuratorState, episode_ids: Any) -> tuple[int, int]:
+def admitted_rows(state: CuratorState, episode_ids: Iterable[str]) -> tuple[int, int]:
     """(demonstration rows, correction rows) that admitting `episode_ids` adds: a correction
     gives its continuation's rows, a demonstration its taught steps."""
     demonstrations = corrections = 0
