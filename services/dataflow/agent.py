@@ -145,7 +145,7 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
                     dead_letter(item, error)
                     dead_letters.flush()  # durable before faust commits past it
                     continue
-                items.append(Stored(event, message.topic, message.partition, message.offset))
+                items.append(Stored(event, message.topic, message.partition, message.offset, item.value))
                 batch[event.event_id] = item
             if items:
                 try:

@@ -40,12 +40,14 @@ CREATE TABLE IF NOT EXISTS events (
 @dataclass(frozen=True)
 class Stored:
     """One folded event and where it came from (partition/offset are None for own outputs
-    whose position was not known)."""
+    whose position was not known); `raw`, when given, is the JSON it was decoded from, stored
+    as it is instead of encoding the event again."""
 
     event: Event
     topic: str
     partition: int | None = None
     offset: int | None = None
+    raw: bytes | None = None
 
 
 class EventStore(Closing):
@@ -72,8 +74,8 @@ class EventStore(Closing):
         for item in items:
             if item.event.event_id in self._ids:
                 continue
-            rows.append((item.event.event_id, item.topic, item.partition, item.offset,
-                         item.event.model_dump_json()))
+            payload = item.raw.decode() if item.raw is not None else item.event.model_dump_json()
+            rows.append((item.event.event_id, item.topic, item.partition, item.offset, payload))
         if not rows:
             return 0
         self._db.execute("BEGIN")

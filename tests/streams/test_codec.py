@@ -194,6 +194,30 @@ def test_json_depth_counts_only_brackets_outside_strings() -> None:
     assert json_depth(b"[" * 5000, limit=64) == 65  # stops counting once over the limit
 
 
+@pytest.mark.parametrize("inside", ['"[[', '\\', '\\"]]', '\\\\"{{', '\\u0022[', 'a\\nb]]'])
+def test_json_depth_reads_escaped_quotes_and_backslashes_as_a_parser_does(inside: str) -> None:
+    """Over the bracket-count bound, strings are cut at their quotes once escaped backslashes and
+    quotes are gone: a string holding brackets, escaped quotes or trailing backslashes must not
+    shift what counts as outside it. Lists nested 64 deep pass, 65 deep are over the limit."""
+    from streams.codec import json_depth
+
+    value = json.dumps([[inside, "]]]"], [inside, "[["]])  # 2 levels, brackets in its strings
+    for outer, depth in ((62, 64), (63, 65)):
+        nested = ("[" * outer + value + "]" * outer).encode()
+        assert json.loads(nested) is not None
+        assert nested.count(b"[") > 64  # past the C-speed bound: the strings are cut out
+        assert json_depth(nested, limit=64) == depth
+
+
+def test_an_unterminated_string_stops_the_count_where_parsing_stops() -> None:
+    """After an unmatched quote no parser descends further: the brackets there are string text."""
+    from streams.codec import json_depth
+
+    assert json_depth(b'[[["' + b"[" * 200, limit=64) == 3
+    with pytest.raises(DecodeError, match="not valid JSON"):
+        decode(b'[[["' + b"[" * 200, EPISODES)
+
+
 @pytest.mark.parametrize("value", [b"[" * 5000, b'{"a":' * 100 + b"1" + b"}" * 100,
                                    b"[" * 100_000 + b"]" * 100_000])
 def test_deep_nesting_is_refused_before_parsing(value: bytes) -> None:

@@ -40,6 +40,8 @@ ATTACKS: list[tuple[str, bytes, type[SchemaError], str]] = [
     ("an int over int64", _verdict_bytes(details={"n": 2**63}), DecodeError, "64 bits"),
     ("an int under int64", _verdict_bytes(details={"n": -(2**63) - 1}), DecodeError, "64 bits"),
     ("a 400-digit int", _verdict_bytes(details={"n": 10**400}), DecodeError, "64 bits"),
+    ("an int over int64 among short ones", _verdict_bytes(details={"a": 10**17, "n": 10**19, "b": -1}),
+     DecodeError, "64 bits"),
     ("duplicate top-level key", GOOD[:-1] + b',"score":1.0}', DecodeError, "repeats the key 'score'"),
     ("duplicate nested key", _replace(GOOD, b'"details":{}', b'"details":{"a":1,"a":2}'), DecodeError,
      "repeats the key 'a'"),
@@ -61,6 +63,8 @@ def test_the_unattacked_event_decodes() -> None:
     assert decode(pair, VERDICTS).episode_id == "ok \U0001f600"
     assert decode(_verdict_bytes(details={"n": 2**63 - 1, "xs": list(range(MAX_LIST_ITEMS))}),
                   VERDICTS).details["n"] == 2**63 - 1
+    # a long run of digits inside a string is text: it only turns on the per-integer check
+    assert decode(_verdict_bytes(details={"id": "9" * 40, "n": -(2**63)}), VERDICTS).details["n"] == -(2**63)
 
 
 @pytest.mark.parametrize(("case", "value", "error", "words"), ATTACKS, ids=[a[0] for a in ATTACKS])
