@@ -28,6 +28,7 @@ from services.curator.examples import trained_steps
 from services.dataflow.admission import Admission, AdmissionPolicy
 from services.dataflow.heldout import held_out_mentions, task_text
 from services.dataflow.ids import derived_id
+from services.dataflow.pmap import PMap, PSet
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
 
@@ -54,41 +55,56 @@ class Source:
 
 @dataclass(frozen=True)
 class CuratorState:
-    tasks: dict[str, tuple[TaskProposed, Source]] = field(default_factory=dict)
-    episodes: dict[str, tuple[EpisodeEnded, Source]] = field(default_factory=dict)
+    """What the curator knows. Its maps grow with the run, so they are persistent (`PMap`): a
+    fold writes a few keys in O(1) each and the state before it still reads as it was. Plain
+    dicts and sets given to the constructor are taken over as persistent ones."""
+
+    tasks: PMap[str, tuple[TaskProposed, Source]] = field(default_factory=PMap)
+    episodes: PMap[str, tuple[EpisodeEnded, Source]] = field(default_factory=PMap)
     #: task id -> its episodes' ids (a late task assesses only its own episodes)
-    episodes_of_task: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    verdicts: dict[str, tuple[VerdictIssued, Source]] = field(default_factory=dict)
-    failures: dict[str, FailureTraced] = field(default_factory=dict)
+    episodes_of_task: PMap[str, tuple[str, ...]] = field(default_factory=PMap)
+    verdicts: PMap[str, tuple[VerdictIssued, Source]] = field(default_factory=PMap)
+    failures: PMap[str, FailureTraced] = field(default_factory=PMap)
     #: episode id -> where its failure trace was read (a correction row's lineage)
-    failure_sources: dict[str, Source] = field(default_factory=dict)
+    failure_sources: PMap[str, Source] = field(default_factory=PMap)
     #: episode id -> "candidate" | "review" | "admitted" | "rejected" | "dropped:<reason>"
-    status: dict[str, str] = field(default_factory=dict)
-    exact: dict[str, str] = field(default_factory=dict)
-    near: dict[str, tuple[tuple[frozenset[str], str], ...]] = field(default_factory=dict)
-    reviews: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    status: PMap[str, str] = field(default_factory=PMap)
+    exact: PMap[str, str] = field(default_factory=PMap)
+    near: PMap[str, tuple[tuple[frozenset[str], str], ...]] = field(default_factory=PMap)
+    reviews: PMap[str, tuple[str, ...]] = field(default_factory=PMap)
     #: episode id -> (admission, the decision's source); insertion order is admission order.
     #: Only assessed episodes: a snapshot reads their episode, task and verdict.
-    admitted: dict[str, tuple[Admission, Source]] = field(default_factory=dict)
+    admitted: PMap[str, tuple[Admission, Source]] = field(default_factory=PMap)
     #: Admissions of episodes not assessed yet. After a crash the curator's own review
     #: request and its decision can come back before the redelivered verdict that caused
     #: them (topics are not ordered with each other); they wait here for the assessment.
-    pending_admissions: dict[str, tuple[Admission, Source]] = field(default_factory=dict)
+    pending_admissions: PMap[str, tuple[Admission, Source]] = field(default_factory=PMap)
     #: episodes whose task, episode and verdict (and failure trace) have been judged
-    assessed: frozenset[str] = frozenset()
+    assessed: PSet[str] = field(default_factory=PSet)
     weights: dict[str, float] = field(default_factory=dict)
     snapshots: tuple[str, ...] = ()
     counts: Counter[str] = field(default_factory=Counter)
     #: episode id -> rows of the oracle's continuation, for failures that become corrections
-    corrections: dict[str, int] = field(default_factory=dict)
+    corrections: PMap[str, int] = field(default_factory=PMap)
     #: Rows the admitted episodes give, kept with `admitted` (a snapshot's trigger reads them on
     #: every event): their demonstration steps, and their corrections' rows.
     demonstration_rows: int = 0
     correction_rows: int = 0
 
+    def __post_init__(self) -> None:
+        for name in _PERSISTENT:
+            value = getattr(self, name)
+            if not isinstance(value, PMap | PSet):
+                object.__setattr__(self, name, PSet(value) if name == "assessed" else PMap(value))
+
     @property
     def review_queue(self) -> int:
         return sum(1 for s in self.status.values() if s == "review")
+
+
+_PERSISTENT = ("tasks", "episodes", "episodes_of_task", "verdicts", "failures", "failure_sources",
+               "status", "exact", "near", "reviews", "admitted", "pending_admissions", "assessed",
+               "corrections")
 
 
 def admitted_rows(state: CuratorState, episode_ids: Iterable[str]) -> tuple[int, int]:
@@ -129,34 +145,29 @@ def _count(state: CuratorState, key: str) -> Counter[str]:
 def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> CuratorState:
     event = stored.event
     if isinstance(event, TaskProposed):
-        state = replace(state, tasks={**state.tasks, event.task_id: (event, Source.of(stored))})
+        state = replace(state, tasks=state.tasks.set(event.task_id, (event, Source.of(stored))))
         return _assess_task(state, event.task_id)
     if isinstance(event, EpisodeEnded):
         if event.episode_id in state.episodes:
             return state
         of_task = (*state.episodes_of_task.get(event.task_id, ()), event.episode_id)
-        state = replace(state, episodes={**state.episodes,
-                                         event.episode_id: (event, Source.of(stored))},
-                        episodes_of_task={**state.episodes_of_task, event.task_id: of_task},
+        state = replace(state, episodes=state.episodes.set(event.episode_id, (event, Source.of(stored))),
+                        episodes_of_task=state.episodes_of_task.set(event.task_id, of_task),
                         counts=_count(state, "episodes"))
         return _assess(state, event.episode_id)
     if isinstance(event, VerdictIssued):
-        state = replace(state, verdicts={**state.verdicts,
-                                         event.episode_id: (event, Source.of(stored))})
+        state = replace(state, verdicts=state.verdicts.set(event.episode_id, (event, Source.of(stored))))
         return _assess(state, event.episode_id)
     if isinstance(event, FailureTraced):
         key = "failure:" + ("environment_fault" if event.environment_fault else event.category)
-        state = replace(state, failures={**state.failures, event.episode_id: event},
-                        failure_sources={**state.failure_sources,
-                                         event.episode_id: Source.of(stored)},
+        state = replace(state, failures=state.failures.set(event.episode_id, event),
+                        failure_sources=state.failure_sources.set(event.episode_id, Source.of(stored)),
                         counts=_count(state, key))
         return _assess(state, event.episode_id)
     if isinstance(event, ReviewRequested):
-        status = dict(state.status)
-        for episode_id in event.subject_ids:
-            status[episode_id] = "review"
+        status = state.status.update((episode_id, "review") for episode_id in event.subject_ids)
         return replace(state, status=status,
-                       reviews={**state.reviews, event.review_id: tuple(event.subject_ids)})
+                       reviews=state.reviews.set(event.review_id, tuple(event.subject_ids)))
     if isinstance(event, ReviewDecided):
         return _decided(state, event, Source.of(stored), policy)
     if isinstance(event, MixShifted):
@@ -166,7 +177,7 @@ def evolve(state: CuratorState, stored: Stored, policy: AdmissionPolicy) -> Cura
     return state
 
 
-def _dropped(status: dict[str, str], episode_id: str) -> bool:
+def _dropped(status: PMap[str, str], episode_id: str) -> bool:
     return status.get(episode_id, "").startswith("dropped:")
 
 
@@ -176,8 +187,7 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
     if asked is None:
         return replace(state, counts=_count(state, "decisions_for_unknown_reviews"))
     verdict = policy.verify(event)
-    status, admitted = dict(state.status), dict(state.admitted)
-    pending = dict(state.pending_admissions)
+    status, admitted, pending = state.status, state.admitted, state.pending_admissions
     if isinstance(verdict, Admission):
         new: list[str] = []
         for episode_id in verdict.episode_ids:
@@ -185,19 +195,20 @@ def _decided(state: CuratorState, event: ReviewDecided, source: Source,
                     or _dropped(status, episode_id):
                 continue
             if episode_id in state.assessed:
-                admitted[episode_id] = (verdict, source)
+                admitted = admitted.set(episode_id, (verdict, source))
                 new.append(episode_id)
             else:  # its verdict has not come back yet (a restart): admitted once assessed
-                pending[episode_id] = (verdict, source)
-            status[episode_id] = "admitted"
-        for episode_id in set(asked) - set(verdict.episode_ids):
-            if not _dropped(status, episode_id):
-                status[episode_id] = "rejected"
+                pending = pending.set(episode_id, (verdict, source))
+            status = status.set(episode_id, "admitted")
+        approved = set(verdict.episode_ids)
+        for episode_id in asked:
+            if episode_id not in approved and not _dropped(status, episode_id):
+                status = status.set(episode_id, "rejected")
         return replace(state, status=status, admitted=admitted, pending_admissions=pending,
                        **_admit(state, new))
     for episode_id in asked:
         if status.get(episode_id) == "review":
-            status[episode_id] = "rejected"
+            status = status.set(episode_id, "rejected")
     return replace(state, status=status, counts=_count(state, "rejected_decisions"))
 
 
@@ -255,28 +266,27 @@ def _assess(state: CuratorState, episode_id: str) -> CuratorState:
     judged = _judge(state, task, episode, state.verdicts[episode_id][0])
     if judged is None:
         return state
-    status = dict(state.status)
-    pending = dict(state.pending_admissions)
-    admission = pending.pop(episode_id, None)
-    assessed = state.assessed | {episode_id}
+    admission = state.pending_admissions.get(episode_id)
+    pending = state.pending_admissions.delete(episode_id)
+    assessed = state.assessed.add(episode_id)
     if isinstance(judged, str) and judged.startswith("dropped:"):
-        status[episode_id] = judged  # even if reviewed: a held-out row never trains
+        status = state.status.set(episode_id, judged)  # even if reviewed: a held-out row never trains
         return replace(state, status=status, pending_admissions=pending, assessed=assessed,
                        counts=_count(state, judged))
     # A candidate. Its review may already be under way (its request came back first).
-    status.setdefault(episode_id, "candidate")
-    admitted = state.admitted if admission is None else {**state.admitted, episode_id: admission}
+    status = state.status if episode_id in state.status else state.status.set(episode_id, "candidate")
+    admitted = state.admitted if admission is None else state.admitted.set(episode_id, admission)
     new = [] if admission is None else [episode_id]
     if isinstance(judged, Continuation):
-        corrected = replace(state, corrections={**state.corrections, episode_id: len(judged.pairs)})
+        corrected = replace(state, corrections=state.corrections.set(episode_id, len(judged.pairs)))
         return replace(corrected, status=status, pending_admissions=pending, assessed=assessed,
                        admitted=admitted, counts=_count(state, "correction_candidates"),
                        **_admit(corrected, new))
-    near = {**state.near, task.template: (*state.near.get(task.template, ()),
-                                          (tokens(episode.steps), episode_id))}
+    near = state.near.set(task.template, (*state.near.get(task.template, ()),
+                                          (tokens(episode.steps), episode_id)))
     return replace(state, status=status, pending_admissions=pending, assessed=assessed,
                    admitted=admitted, near=near, **_admit(state, new),
-                   exact={**state.exact, exact_signature(task.template, episode.steps): episode_id},
+                   exact=state.exact.set(exact_signature(task.template, episode.steps), episode_id),
                    counts=_count(state, "candidates"))
 
 
@@ -291,9 +301,10 @@ def requests_between(state: CuratorState, after: CuratorState,
     """`decide` given the state after the event (`after = evolve(state, …)`), so a caller
     that keeps `after` folds each event once."""
     out: list[Event] = []
-    for episode_id, status in after.status.items():
-        if status != "candidate" or state.status.get(episode_id) == "candidate":
-            continue
+    changed = after.status.changed_since(state.status)  # O(this event's changes), not O(run)
+    now = {episode_id: after.status.get(episode_id) for episode_id in changed}
+    new = [e for e in changed if now[e] == "candidate" and state.status.get(e) != "candidate"]
+    for episode_id in new:
         episode = after.episodes[episode_id][0]
         verdict = after.verdicts[episode_id][0]
         task = after.tasks[episode.task_id][0]

@@ -23,6 +23,7 @@ from schemas.tasks import MixShifted, TaskProposed
 from schemas.training import EvalReported, TrainingFeedbackIssued
 from schemas.verdicts import VerdictIssued
 from services.dataflow.ids import derived_id
+from services.dataflow.pmap import PSet
 from services.dataflow.tasks import task_event
 from services.generator.construct import (
     Candidate,
@@ -111,7 +112,8 @@ class Tick:
 class GeneratorState:
     weights: dict[str, float]
     proposed: dict[str, int] = field(default_factory=dict)
-    known: frozenset[str] = frozenset()
+    #: every task id proposed so far (persistent: one more per task in O(1))
+    known: PSet[str] = field(default_factory=PSet)
     open: frozenset[str] = frozenset()
     total: int = 0
     shifts: int = 0
@@ -129,7 +131,7 @@ def evolve(state: GeneratorState, event: Event | Tick) -> GeneratorState:
         key = _slice_of(event)
         proposed = dict(state.proposed)
         proposed[key] = proposed.get(key, 0) + 1
-        return replace(state, proposed=proposed, known=state.known | {event.task_id},
+        return replace(state, proposed=proposed, known=state.known.add(event.task_id),
                        open=state.open | {event.task_id}, total=state.total + 1)
     if isinstance(event, VerdictIssued):
         return replace(state, open=state.open - {event.task_id})

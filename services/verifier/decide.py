@@ -20,6 +20,7 @@ from schemas.episodes import EpisodeEnded
 from schemas.tasks import TaskProposed
 from schemas.verdicts import FailureTraced, VerdictIssued
 from services.dataflow.ids import derived_id
+from services.dataflow.pmap import PMap
 from services.dataflow.tasks import instance_of
 from services.verifier.trace import trace
 
@@ -39,22 +40,24 @@ class World:
 
 @dataclass(frozen=True)
 class VerifierState:
-    tasks: dict[str, TaskProposed] = field(default_factory=dict)
-    waiting: dict[str, tuple[EpisodeEnded, ...]] = field(default_factory=dict)
+    """The tasks seen (persistent: one more per task in O(1)) and the episodes whose task has
+    not come yet."""
+
+    tasks: PMap[str, TaskProposed] = field(default_factory=PMap)
+    waiting: PMap[str, tuple[EpisodeEnded, ...]] = field(default_factory=PMap)
     verdicts: int = 0
     failures: int = 0
 
 
 def evolve(state: VerifierState, event: Event) -> VerifierState:
     if isinstance(event, TaskProposed):
-        tasks = {**state.tasks, event.task_id: event}
-        waiting = {k: v for k, v in state.waiting.items() if k != event.task_id}
-        return replace(state, tasks=tasks, waiting=waiting)
+        return replace(state, tasks=state.tasks.set(event.task_id, event),
+                       waiting=state.waiting.delete(event.task_id))
     if isinstance(event, EpisodeEnded) and event.task_id not in state.tasks:
         queued = state.waiting.get(event.task_id, ())
         if any(e.episode_id == event.episode_id for e in queued):
             return state
-        return replace(state, waiting={**state.waiting, event.task_id: (*queued, event)})
+        return replace(state, waiting=state.waiting.set(event.task_id, (*queued, event)))
     if isinstance(event, VerdictIssued):
         return replace(state, verdicts=state.verdicts + 1)
     if isinstance(event, FailureTraced):
