@@ -8,6 +8,10 @@ the new one (Baker's rerooting). Reading the newest version is a dict lookup; re
 one first moves the dict back to it, undoing the diffs on the way (as many steps as versions
 between them: one or two in a fold, where the previous state is read once, then dropped).
 
+Reads move the shared dict, so the versions of one map are used from one thread at a time (the
+services fold under their runner's lock). A fold that fails half way leaves nothing to undo: its
+new versions are dropped and the state before it reads as it was.
+
 Iteration follows the shared dict's insertion order. A key deleted in a later version and read
 again through an earlier one comes back at the end, so a map whose order matters (the curator's
 admissions) is only ever added to.
