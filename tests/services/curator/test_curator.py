@@ -403,3 +403,36 @@ def test_the_row_counts_a_snapshot_waits_for_are_kept_with_the_admissions(tmp_pa
     assert (state.demonstration_rows, state.correction_rows) == admitted_rows(state, state.admitted)
     recounted = with_row_counts(dataclasses.replace(state, demonstration_rows=0, correction_rows=0))
     assert snapshot_rows_ready(recounted) == snapshot_rows_ready(state) > 0
+
+
+def test_a_fold_that_fails_half_way_leaves_the_state_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state's maps are persistent and shared between versions: a decide that raises after
+    the fold wrote the episode (here while judging it) must leave the state before it intact, so
+    the runner can dead-letter the event and go on, and the next fold must see none of it."""
+    import services.curator.decide as curator_decide
+
+    pipe = Pipeline(tmp_path)
+    first = pipe.run(proposed(i=0, template=0))
+    task = proposed(i=0, template=1)
+    pipe.verifier = verifier_evolve(pipe.verifier, task)
+    pipe.deliver("flywheel.tasks", task)
+    _started, ended = roll(task, pipe.blobs)
+    verdicts = verify_episode(pipe.verifier, ended, pipe.verifier_world)
+    for out in verdicts:  # the verdict first: the episode's arrival is what gets it judged
+        pipe.deliver("flywheel.verdicts" if out.type == "verdict.issued" else "flywheel.failures", out)
+    before = pipe.state
+    seen = (dict(before.episodes), dict(before.status), set(before.assessed), dict(before.exact))
+
+    def broken(text: str) -> list[str]:
+        raise RuntimeError("the held-out check broke")
+
+    monkeypatch.setattr(curator_decide, "held_out_mentions", broken)
+    with pytest.raises(RuntimeError, match="held-out check"):
+        pipe.curator.handle(pipe.offsets.stored("flywheel.episodes", ended))
+    assert pipe.state is before and ended.episode_id not in before.episodes
+    assert (dict(before.episodes), dict(before.status), set(before.assessed), dict(before.exact)) == seen
+    monkeypatch.undo()
+    pipe.deliver("flywheel.episodes", ended)  # redelivered: folded whole this time
+    assert pipe.state.status[ended.episode_id] in ("admitted", "dropped:duplicate")
+    assert pipe.state.status[first] == "admitted" and ended.episode_id not in before.episodes
