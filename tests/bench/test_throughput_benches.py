@@ -62,3 +62,22 @@ def test_the_decoding_bench_runs_tiny_and_reports_every_way(tmp_path: Path) -> N
     assert len(report["runs"]) == 4
     lookup = report["answers_equal_baseline"]["one at a time, prompt cache + lookup drafts"]
     assert lookup.split("/")[0] == lookup.split("/")[1]  # float32: the same answers, text for text
+
+
+@pytest.mark.timeout(600)
+def test_the_evaluation_profile_runs_tiny_and_predicts_every_pass(tmp_path: Path) -> None:
+    from trainer.models import build_tiny
+
+    model = build_tiny(tmp_path / "tiny", seed=0)
+    out = tmp_path / "profile.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_profile.py"), "--model", str(model),
+                           "--tasks", "1", "--max-steps", "2", "--max-new-tokens", "8", "--reps", "1",
+                           "--json", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=560,
+                          check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    report = json.loads(out.read_text())
+    assert report["bench"] == "eval_profile"
+    assert set(report["aims"]) == {"micro-benchmark prediction / measured"}
+    medians = report["medians"]
+    assert medians["passes"] >= 2 and 0 < medians["forward_s"] <= medians["wall_s"]
+    assert medians["predicted_s"] > 0 and report["grid"]
