@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from devices.blobs import BlobStore
+from devices.suite.registry import all_templates
 from schemas.envelope import Event
 from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
@@ -14,6 +15,7 @@ from services.curator.corrections import DEFAULT_SHARE
 from services.curator.decide import CuratorState, evolve, requests_between
 from services.curator.snapshot import snapshot_rows_ready, write_snapshot
 from services.dataflow.admission import AdmissionPolicy, AutoAdmission, OncePerEvent
+from services.dataflow.heldout import held_out_mentions
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
 
@@ -48,6 +50,12 @@ class CuratorService:
         self._written: set[int] = set()  # snapshot numbers sent, not yet read back
         #: (the event handle() folded, the state it folded it into, the result)
         self._handled: tuple[Stored, CuratorState, CuratorState] | None = None
+
+    def warm_up(self) -> None:
+        """Imports every template and compiles the held-out patterns before the first episode
+        is judged."""
+        all_templates()
+        held_out_mentions("")
 
     def apply(self, stored: Stored) -> None:
         if isinstance(stored.event, ReviewRequested):

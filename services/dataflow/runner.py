@@ -49,6 +49,8 @@ class FoldingService(Protocol):
         """decide on a timer (top-ups, timeouts); [] when nothing is due."""
         ...
 
+    # Optional: `warm_up()`, called once before the store is replayed (see Runner.restore).
+
 
 class Runner:
     """Runs one FoldingService: restore from the store, then process batches."""
@@ -63,7 +65,12 @@ class Runner:
         self._lock = threading.Lock()  # the faust timer and agent may call in together
 
     def restore(self) -> int:
-        """Folds every stored event; returns how many."""
+        """Warms the service up (its `warm_up`, when it has one: one-time costs such as imports
+        and compiled patterns belong to the start, not to the first event), then folds every
+        stored event; returns how many."""
+        warm_up = getattr(self.service, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
         count = 0
         for stored in self.store.load():
             self.service.apply(stored)

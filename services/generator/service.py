@@ -7,6 +7,7 @@ from collections import Counter
 
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
+from services.dataflow.heldout import held_out_mentions
 from services.dataflow.ids import derived_id
 from services.dataflow.store import Stored
 from services.dataflow.tasks import new_harness
@@ -52,6 +53,10 @@ class GeneratorService:
         self.state = initial_state(catalogue)
         #: Candidates verification dropped in this process, by origin.
         self.dropped: Counter[str] = Counter()
+
+    def warm_up(self) -> None:
+        """Compiles the held-out patterns before the first candidate is checked."""
+        held_out_mentions("")
 
     def apply(self, stored: Stored) -> None:
         self.state = evolve(self.state, stored.event)

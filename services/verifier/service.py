@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from devices.blobs import BlobStore
+from devices.suite.registry import all_templates
 from schemas.envelope import Event
 from schemas.topics import TOPICS, Topic
 from services.dataflow.store import Stored
@@ -27,6 +28,10 @@ class VerifierService:
         self.inputs = (self.topics["flywheel.tasks"], self.topics["flywheel.episodes"])
         self.world = World(BlobStore(blob_root), new_harness("verifier-reference"), suite_seed)
         self.state = VerifierState()
+
+    def warm_up(self) -> None:
+        """Imports every template (the checkers) before the first episode needs one."""
+        all_templates()
 
     def apply(self, stored: Stored) -> None:
         self.state = evolve(self.state, stored.event)

@@ -39,3 +39,29 @@ def test_an_event_without_its_bytes_is_encoded_and_a_redelivery_is_skipped(tmp_p
     with EventStore(path) as store:
         assert [s.event for s in store.load()] == [first, second]
     assert len(_payloads(path)) == 2
+
+
+def test_a_service_warms_up_once_before_its_store_is_replayed(tmp_path: Path) -> None:
+    """Runner.restore calls the service's optional warm_up first: one-time costs belong to the
+    start, not to the first event (and a service without one restores as before)."""
+    from services.dataflow.runner import Runner
+
+    calls: list[str] = []
+
+    class Folding:
+        name, inputs, apply_outputs = "folding", (), False
+
+        def warm_up(self) -> None:
+            calls.append("warm_up")
+
+        def apply(self, stored: Stored) -> None:
+            calls.append(stored.event.event_id)
+
+    path = tmp_path / "store.sqlite"
+    task = proposed()
+    with EventStore(path) as store:
+        store.append([Stored(task, "flywheel.tasks")])
+        assert Runner(Folding(), store, producer=None).restore() == 1  # type: ignore[arg-type]
+        del Folding.warm_up
+        assert Runner(Folding(), store, producer=None).restore() == 1  # type: ignore[arg-type]
+    assert calls == ["warm_up", task.event_id, task.event_id]
