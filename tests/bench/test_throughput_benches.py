@@ -47,17 +47,22 @@ def test_each_throughput_bench_runs_tiny_and_reports_its_aims(bench: str, tmp_pa
 
 
 @pytest.mark.timeout(600)
-def test_the_decoding_bench_runs_tiny_and_reports_every_way(tmp_path: Path) -> None:
+def _on_tiny_model(tmp_path: Path, script: str, *args: str) -> dict:  # type: ignore[type-arg]
+    """Runs bench/<script>.py on a tiny model built here, with `args`; its JSON report."""
     from trainer.models import build_tiny
 
     model = build_tiny(tmp_path / "tiny", seed=0)
-    out = tmp_path / "decode.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "prefix_cache.py"), "--model", str(model),
-                           "--tasks", "2", "--max-steps", "2", "--max-new-tokens", "16", "--reps", "1",
-                           "--batch-size", "2", "--dtype", "float32", "--json", str(out)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=560, check=False)
+    out = tmp_path / f"{script}.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / f"{script}.py"), "--model", str(model), *args,
+                           "--json", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=560,
+                          check=False)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    report = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_the_decoding_bench_runs_tiny_and_reports_every_way(tmp_path: Path) -> None:
+    report = _on_tiny_model(tmp_path, "prefix_cache", "--tasks", "2", "--max-steps", "2", "--max-new-tokens",
+                            "16", "--reps", "1", "--batch-size", "2", "--dtype", "float32")
     assert report["bench"] == "prefix_cache" and set(report["aims"]) == {"lookup vs baseline"}
     assert len(report["runs"]) == 4
     lookup = report["answers_equal_baseline"]["one at a time, prompt cache + lookup drafts"]
@@ -66,16 +71,8 @@ def test_the_decoding_bench_runs_tiny_and_reports_every_way(tmp_path: Path) -> N
 
 @pytest.mark.timeout(600)
 def test_the_evaluation_profile_runs_tiny_and_predicts_every_pass(tmp_path: Path) -> None:
-    from trainer.models import build_tiny
-
-    model = build_tiny(tmp_path / "tiny", seed=0)
-    out = tmp_path / "profile.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "eval_profile.py"), "--model", str(model),
-                           "--tasks", "1", "--max-steps", "2", "--max-new-tokens", "8", "--reps", "1",
-                           "--json", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=560,
-                          check=False)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    report = json.loads(out.read_text())
+    report = _on_tiny_model(tmp_path, "eval_profile", "--tasks", "1", "--max-steps", "2", "--max-new-tokens",
+                            "8", "--reps", "1")
     assert report["bench"] == "eval_profile"
     assert set(report["aims"]) == {"micro-benchmark prediction / measured"}
     medians = report["medians"]
