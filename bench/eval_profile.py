@@ -2,12 +2,13 @@
 
     .venv/bin/python bench/eval_profile.py --model var/models/smollm2-135m --tasks 8 --reps 3 [--json out.json]
 
-Plays `--tasks` easy dev tasks with the evaluation's own path (`trainer.evaluate.evaluate_policy`,
-one episode at a time: the prompt cache and lookup drafts) and records every forward pass the
-model makes: how many new tokens it feeds, how many the cache already holds, and how long it
-took. Then a micro-benchmark times lone forward passes on a grid of those two sizes (a cache of
-random tokens, the pass repeated on it, medians) and predicts the evaluation as the sum of its
-passes' grid costs (interpolated). The aim is the prediction over the measured wall time, at
+Plays `--tasks` easy dev tasks with the evaluation's own path (`trainer.evaluate.evaluate_policy`:
+one episode at a time with the prompt cache and lookup drafts, the CPU default; or, with
+`--batch-size N`, N episodes at once in left-padded batches, the GPU path) and records every
+forward pass the model makes: its rows, how many new tokens each row feeds, how many the cache
+already holds, and how long it took. Then a micro-benchmark times lone forward passes of those
+shapes on a grid (a cache of random tokens, the pass repeated on it, medians) and predicts the
+evaluation as the sum of its passes' grid costs (interpolated). The aim is the prediction over the measured wall time, at
 least 1 / 1.3: the evaluation within 1.3× of what its passes cost alone. The table splits the
 rest into the passes running slower in place than alone and the time outside passes (the
 harness and simulator, rendering and tokenising prompts, Python between passes). Medians over
@@ -43,11 +44,14 @@ HELD_GRID = (0, 256, 512, 1024, 2048, 3072)
 GRID_REPS = 5
 
 
+Pass = tuple[int, int, int, float]  # rows, new tokens per row, cached tokens per row, seconds
+
+
 class PassRecorder:
-    """Wraps a model's `forward`: every pass's (new tokens, cached tokens, seconds)."""
+    """Wraps a model's `forward`: every pass's rows, new and cached tokens per row, and seconds."""
 
     def __init__(self, model: Any) -> None:
-        self.passes: list[tuple[int, int, float]] = []
+        self.passes: list[Pass] = []
         original = model.forward
 
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -56,13 +60,14 @@ class PassRecorder:
             held = cache.get_seq_length() if cache is not None else 0
             began = time.perf_counter()
             out = original(*args, **kwargs)
-            self.passes.append((int(ids.shape[0] * ids.shape[1]), int(held), time.perf_counter() - began))
+            self.passes.append((int(ids.shape[0]), int(ids.shape[1]), int(held), time.perf_counter() - began))
             return out
 
         model.forward = timed
 
 
-def play(model_dir: str, tasks: list[Any], dtype: str, max_new_tokens: int) -> tuple[float, list[tuple[int, int, float]]]:
+def play(model_dir: str, tasks: list[Any], dtype: str, max_new_tokens: int,
+         batch_size: int) -> tuple[float, list[Pass]]:
     """Wall seconds of one evaluation of `tasks`, and its forward passes."""
     from trainer.evaluate import evaluate_policy
     from trainer.policy import load_policy
@@ -70,13 +75,13 @@ def play(model_dir: str, tasks: list[Any], dtype: str, max_new_tokens: int) -> t
     policy = load_policy(model_dir, dtype=dtype, max_new_tokens=max_new_tokens)
     recorder = PassRecorder(policy.model)
     began = time.perf_counter()
-    evaluate_policy(policy, tasks, split="dev", progress=False)
+    evaluate_policy(policy, tasks, split="dev", progress=False, batch_size=batch_size)
     return time.perf_counter() - began, recorder.passes
 
 
-def grid_costs(model_dir: str, dtype: str, needed: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
-    """Median seconds of a lone forward pass of `new` tokens on a cache of `held`, for every grid
-    point the recorded passes fall between."""
+def grid_costs(model_dir: str, dtype: str, needed: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], float]:
+    """Median seconds of a lone forward pass of `rows` rows of `new` tokens on a cache of `held`
+    per row, for every grid point the recorded passes fall between."""
     import torch
     from transformers import DynamicCache
 
@@ -84,16 +89,16 @@ def grid_costs(model_dir: str, dtype: str, needed: list[tuple[int, int]]) -> dic
 
     model = load_policy(model_dir, dtype=dtype).model
     vocab = int(model.config.vocab_size)
-    points = sorted({p for new, held in needed for p in _corners(new, held)})
-    costs: dict[tuple[int, int], float] = {}
+    points = sorted({(rows, *p) for rows, new, held in needed for p in _corners(new, held)})
+    costs: dict[tuple[int, int, int], float] = {}
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        for new, held in points:
+        for rows, new, held in points:
             cache = DynamicCache(config=model.config)
             if held:
-                model(input_ids=torch.randint(vocab, (1, held), generator=generator), past_key_values=cache,
+                model(input_ids=torch.randint(vocab, (rows, held), generator=generator), past_key_values=cache,
                       use_cache=True, logits_to_keep=1)
-            ids = torch.randint(vocab, (1, new), generator=generator)
+            ids = torch.randint(vocab, (rows, new), generator=generator)
             times = []
             for rep in range(GRID_REPS + 1):
                 began = time.perf_counter()
@@ -101,7 +106,7 @@ def grid_costs(model_dir: str, dtype: str, needed: list[tuple[int, int]]) -> dic
                 if rep:
                     times.append(time.perf_counter() - began)
                 cache.crop(-new)  # back to the `held` tokens for the next repetition
-            costs[(new, held)] = statistics.median(times)
+            costs[(rows, new, held)] = statistics.median(times)
     return costs
 
 
@@ -123,16 +128,16 @@ def _corners(new: int, held: int) -> list[tuple[int, int]]:
     return [(n0, h0), (n1, h0), (n0, h1), (n1, h1)]
 
 
-def predicted(costs: dict[tuple[int, int], float], new: int, held: int) -> float:
-    """A pass's cost from the grid: linear in new tokens and in held tokens between grid points,
-    scaled linearly beyond the largest new-token point."""
+def predicted(costs: dict[tuple[int, int, int], float], rows: int, new: int, held: int) -> float:
+    """A pass's cost from the grid (its own row count): linear in new tokens and in held tokens
+    between grid points, scaled linearly beyond the largest new-token point."""
     n0, n1 = _bracket(NEW_GRID, new)
     h0, h1 = _bracket(HELD_GRID, held)
 
     def along_new(h: int) -> float:
         if n0 == n1:
-            return costs[(n0, h)] * (new / n0 if new > n0 else 1.0)
-        return costs[(n0, h)] + (costs[(n1, h)] - costs[(n0, h)]) * (new - n0) / (n1 - n0)
+            return costs[(rows, n0, h)] * (new / n0 if new > n0 else 1.0)
+        return costs[(rows, n0, h)] + (costs[(rows, n1, h)] - costs[(rows, n0, h)]) * (new - n0) / (n1 - n0)
 
     if h0 == h1:
         return along_new(h0)
@@ -146,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--batch-size", type=int, default=1,
+                        help="episodes decoded together (1: one at a time, the CPU default)")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -157,28 +164,31 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, args.max_steps)})
              for t in generate_split("dev", 1, 0) if get_template(t.template).tier == "easy"][:args.tasks]
     runs: dict[str, list[float]] = {}
-    recorded: list[list[tuple[int, int, float]]] = []
+    recorded: list[list[Pass]] = []
     for rep in range(1, args.reps + 1):
-        wall, passes = play(args.model, tasks, args.dtype, args.max_new_tokens)
+        wall, passes = play(args.model, tasks, args.dtype, args.max_new_tokens, args.batch_size)
         recorded.append(passes)
         runs.setdefault("wall_s", []).append(wall)
-        runs.setdefault("forward_s", []).append(sum(s for _, _, s in passes))
+        runs.setdefault("forward_s", []).append(sum(p[-1] for p in passes))
         runs.setdefault("passes", []).append(float(len(passes)))
         console.print(f"rep {rep}/{args.reps}: {wall:.1f} s, {len(passes)} forward passes "
-                      f"({sum(s for _, _, s in passes):.1f} s in them)", highlight=False)
+                      f"({sum(p[-1] for p in passes):.1f} s in them)", highlight=False)
     began = time.perf_counter()
-    shapes = sorted({(new, held) for passes in recorded for new, held, _ in passes})
+    shapes = sorted({(rows, new, held) for passes in recorded for rows, new, held, _ in passes})
     costs = grid_costs(args.model, args.dtype, shapes)
     console.print(f"micro-benchmark: {len(costs)} grid passes in {time.perf_counter() - began:.0f} s",
                   highlight=False)
     for passes in recorded:
-        runs.setdefault("predicted_s", []).append(sum(predicted(costs, new, held) for new, held, _ in passes))
+        runs.setdefault("predicted_s", []).append(sum(predicted(costs, rows, new, held)
+                                                      for rows, new, held, _ in passes))
     for i in range(args.reps):
         runs.setdefault("predicted / wall", []).append(runs["predicted_s"][i] / runs["wall_s"][i])
         runs.setdefault("forward / predicted", []).append(runs["forward_s"][i] / runs["predicted_s"][i])
         runs.setdefault("outside passes share", []).append(1 - runs["forward_s"][i] / runs["wall_s"][i])
     table = Table("figure", "median", "runs", title=f"{Path(args.model).name}, {args.dtype}, {len(tasks)} easy dev "
-                                                    f"tasks ≤ {args.max_steps} steps, one at a time")
+                                                    f"tasks ≤ {args.max_steps} steps, "
+                                                    + (f"batches of {args.batch_size}" if args.batch_size > 1
+                                                       else "one at a time"))
     for key, values in runs.items():
         table.add_row(key, f"{statistics.median(values):,.3f}", ", ".join(f"{v:,.3f}" for v in values))
     console.print(table)
@@ -187,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(line, highlight=False)
     if args.json:
         write_report(args.json, "eval_profile", runs, aims, model=str(args.model), dtype=args.dtype,
-                     tasks=len(tasks), max_steps=args.max_steps,
-                     grid={f"{new}x{held}": s for (new, held), s in sorted(costs.items())})
+                     tasks=len(tasks), max_steps=args.max_steps, batch_size=args.batch_size,
+                     grid={f"{rows}x{new}+{held}": s for (rows, new, held), s in sorted(costs.items())})
     return 0
 
 
