@@ -38,8 +38,6 @@ console = Console(width=140)
 #: A persistent state's last block may cost this much more than its first (caches, a longer
 #: near-duplicate list per template) and no more: first ÷ last ≥ 0.67.
 AIM_FLAT = 0.67
-#: Episodes folded into a throwaway curator before the timed run.
-WARM_UP = 20
 
 
 def play_episodes(n: int, folder: Path) -> list[list[tuple[str, Any]]]:
@@ -86,7 +84,10 @@ def fold_blocks(played: list[list[tuple[str, Any]]], blocks: int, folder: Path) 
     from services.verifier.decide import VerifierState
     from services.verifier.decide import evolve as verifier_evolve
 
-    curator = CuratorService(folder / "warm-up", folder / "blobs", snapshot_examples=10**9)
+    curator = CuratorService(folder / "snapshots", folder / "blobs", snapshot_examples=10**9)
+    curator.warm_up()  # one-time costs (imports, compiled patterns) out of block 1
+    verifier = VerifierState()
+    generator = initial_state(build_catalogue())
     offsets: dict[str, int] = {}
 
     def deliver(topic: str, event: Any) -> None:
@@ -97,13 +98,6 @@ def fold_blocks(played: list[list[tuple[str, Any]]], blocks: int, folder: Path) 
         for name, out in queued:
             deliver(name, out)
 
-    for events in played[:WARM_UP]:  # one-time costs (imports, cached patterns) out of block 1
-        for topic, event in events:
-            deliver(topic, event)
-    curator = CuratorService(folder / "snapshots", folder / "blobs", snapshot_examples=10**9)
-    offsets.clear()
-    verifier = VerifierState()
-    generator = initial_state(build_catalogue())
 
     size = max(1, len(played) // blocks)
     costs: dict[str, list[float]] = {"curator": [], "verifier": [], "generator": []}

@@ -56,8 +56,7 @@ class Source:
 @dataclass(frozen=True)
 class CuratorState:
     """What the curator knows. Its maps grow with the run, so they are persistent (`PMap`): a
-    fold writes a few keys in O(1) each and the state before it still reads as it was. Plain
-    dicts and sets given to the constructor are taken over as persistent ones."""
+    fold writes a few keys in O(1) each and the state before it still reads as it was."""
 
     tasks: PMap[str, tuple[TaskProposed, Source]] = field(default_factory=PMap)
     episodes: PMap[str, tuple[EpisodeEnded, Source]] = field(default_factory=PMap)
@@ -91,20 +90,9 @@ class CuratorState:
     demonstration_rows: int = 0
     correction_rows: int = 0
 
-    def __post_init__(self) -> None:
-        for name in _PERSISTENT:
-            value = getattr(self, name)
-            if not isinstance(value, PMap | PSet):
-                object.__setattr__(self, name, PSet(value) if name == "assessed" else PMap(value))
-
     @property
     def review_queue(self) -> int:
         return sum(1 for s in self.status.values() if s == "review")
-
-
-_PERSISTENT = ("tasks", "episodes", "episodes_of_task", "verdicts", "failures", "failure_sources",
-               "status", "exact", "near", "reviews", "admitted", "pending_admissions", "assessed",
-               "corrections")
 
 
 def admitted_rows(state: CuratorState, episode_ids: Iterable[str]) -> tuple[int, int]:

@@ -32,6 +32,7 @@ from schemas.training import DatasetSnapshotted
 from services.curator.decide import CuratorState, Source, with_row_counts
 from services.curator.snapshot import _available_corrections, write_recipe
 from services.dataflow.admission import Admission
+from services.dataflow.pmap import PMap
 
 __all__ = ["ArchivedInputs", "RebuildError", "RebuildResult", "corrected_snapshot", "load_inputs",
            "rebuild_snapshot"]
@@ -144,8 +145,9 @@ def _state(inputs: ArchivedInputs, demonstrations: list[str], corrections: list[
                 raise RebuildError(f"the failure trace of correction {episode_id} is not in the archive")
             failures[episode_id], failure_sources[episode_id] = inputs.failures[episode_id]
     return with_row_counts(CuratorState(
-        tasks=tasks, episodes=episodes, verdicts=verdicts, failures=failures,
-        failure_sources=failure_sources, admitted=admitted, corrections=dict.fromkeys(corrections, 1)))
+        tasks=PMap(tasks), episodes=PMap(episodes), verdicts=PMap(verdicts), failures=PMap(failures),
+        failure_sources=PMap(failure_sources), admitted=PMap(admitted),
+        corrections=PMap(dict.fromkeys(corrections, 1))))
 
 
 def _write(inputs: ArchivedInputs, manifest: dict[str, Any], out_root: Path, harness: Any,

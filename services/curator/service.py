@@ -7,7 +7,6 @@ import logging
 from pathlib import Path
 
 from devices.blobs import BlobStore
-from devices.suite.registry import all_templates
 from schemas.envelope import Event
 from schemas.reviews import ReviewRequested
 from schemas.topics import TOPICS, Topic
@@ -52,9 +51,8 @@ class CuratorService:
         self._handled: tuple[Stored, CuratorState, CuratorState] | None = None
 
     def warm_up(self) -> None:
-        """Imports every template and compiles the held-out patterns before the first episode
-        is judged."""
-        all_templates()
+        """Compiles the held-out patterns (importing every template on the way) before the first
+        episode is judged."""
         held_out_mentions("")
 
     def apply(self, stored: Stored) -> None:

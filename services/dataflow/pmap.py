@@ -36,9 +36,11 @@ class _Node:
 
     __slots__ = ("data", "key", "next", "value")
 
-    def __init__(self, data: dict[Any, Any] | None = None, key: Any = None, value: Any = None,
-                 nxt: _Node | None = None) -> None:
-        self.data, self.key, self.value, self.next = data, key, value, nxt
+    def __init__(self, data: dict[Any, Any]) -> None:
+        self.data: dict[Any, Any] | None = data
+        self.key: Any = None
+        self.value: Any = None
+        self.next: _Node | None = None
 
 
 def _reroot(node: _Node) -> dict[Any, Any]:
@@ -68,7 +70,7 @@ class PMap(Mapping[K, V], Generic[K, V]):
     __slots__ = ("_node",)
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
-        self._node = _Node(data=dict(items))
+        self._node = _Node(dict(items))
 
     @classmethod
     def _at(cls, node: _Node) -> PMap[K, V]:
@@ -113,7 +115,7 @@ class PMap(Mapping[K, V], Generic[K, V]):
             del data[key]
         else:
             data[key] = value
-        new = _Node(data=data)
+        new = _Node(data)
         node = self._node
         node.data, node.key, node.value, node.next = None, key, old, new
         return self._at(new)
