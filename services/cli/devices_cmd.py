@@ -78,16 +78,18 @@ def run_cmd(
     device_id: str = typer.Option(None, "--device-id", help="Device to serve (default sim-0)."),
     kind: str = typer.Option(None, "--kind", help="sim or adb (default sim)."),
     serial: str = typer.Option(None, "--serial", help="adb serial for --kind adb."),
+    phones: int = typer.Option(None, "--phones", help="Sim phones this runner serves at once "
+                               "(ids DEVICE-ID.0 …; a rollout names them DEVICE-ID*N)."),
 ) -> None:
     """Run one device runner until Ctrl-C: execute its actions, publish observations."""
-    from services.device_runner.devices import open_device
+    from services.device_runner.devices import open_devices
     from services.device_runner.loop import run_device_runner
     from streams.admin import AdminError
     from streams.broker import BrokerError
 
-    settings = _settings(device_id=device_id, kind=kind, adb_serial=serial)
+    settings = _settings(device_id=device_id, kind=kind, adb_serial=serial, phones=phones)
     try:
-        device = open_device(settings)
+        devices = open_devices(settings)
     except (DeviceError, ValueError) as error:
         raise _fail(f"cannot open device {settings.device_id}: {error}") from None
     memory = RunnerMemory()
@@ -98,7 +100,7 @@ def run_cmd(
 
     def work() -> None:
         try:
-            run_device_runner(settings, device, stop, memory=memory)
+            run_device_runner(settings, devices, stop, memory=memory)
         except BaseException as error:  # noqa: BLE001 - reported on the main thread
             failure.append(error)
         finally:
@@ -120,7 +122,8 @@ def run_cmd(
         stop.set()
         while not finished.wait(STATUS_REFRESH_S):  # the runner commits, closes, stops the broker
             pass
-        device.close()
+        for device in devices:
+            device.close()
     _summary(settings, memory, time.monotonic() - started)
     if failure:
         error = failure[0]
@@ -132,7 +135,8 @@ def run_cmd(
 def _summary(settings: DeviceRunnerSettings, memory: RunnerMemory, elapsed_s: float) -> None:
     table = Table("device", "kind", "executed", "replayed", "failed", "seconds",
                   title="device runner summary")
-    table.add_row(settings.device_id, settings.kind, str(memory.executed), str(memory.replayed),
+    table.add_row(settings.device_id if settings.phones == 1 else
+                  f"{settings.device_id} ({settings.phones} phones)", settings.kind, str(memory.executed), str(memory.replayed),
                   str(memory.failed), f"{elapsed_s:,.1f}")
     console.print(table)
 

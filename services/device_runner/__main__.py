@@ -5,6 +5,7 @@ How to run (a local broker is started when KAFKA_BOOTSTRAP_SERVERS is unset):
     FLYWHEEL_DEVICE_RUNNER_DEVICE_ID=sim-0 python -m services.device_runner
     FLYWHEEL_DEVICE_RUNNER_KIND=adb FLYWHEEL_DEVICE_RUNNER_DEVICE_ID=emulator-5554 \\
         python -m services.device_runner
+    FLYWHEEL_DEVICE_RUNNER_DEVICE_ID=sim-0 FLYWHEEL_DEVICE_RUNNER_PHONES=32 python -m services.device_runner
 
 It reads `flywheel.actions` for its device id, executes each action on the phone and
 publishes `flywheel.observations`; `flywheel devices run` does the same with a status line.
@@ -20,7 +21,7 @@ import threading
 from devices.protocol import DeviceError
 from devices.sim.settings import load_settings as load_sim_settings
 from services.broker_watch import watch_broker
-from services.device_runner.devices import open_device
+from services.device_runner.devices import open_devices
 from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import load_device_runner_settings
 from services.service_main import configure_logging
@@ -53,19 +54,20 @@ def main() -> int:
     if bootstrap is not None:
         watch_broker(bootstrap, f"the device runner of {settings.device_id}")
     try:
-        device = open_device(settings)
+        devices = open_devices(settings)
     except DeviceError as error:
         print(f"error: cannot open device {settings.device_id}: {error}", file=sys.stderr)
         return 1
     try:
-        memory = run_device_runner(settings, device, stop, bootstrap=bootstrap)
+        memory = run_device_runner(settings, devices, stop, bootstrap=bootstrap)
     except KeyboardInterrupt:
         return 0
     except (BrokerError, AdminError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
-        device.close()
+        for device in devices:
+            device.close()
     logger.info("stopped: executed %d, replayed %d, failed %d", memory.executed, memory.replayed,
                 memory.failed)
     return 0

@@ -222,14 +222,15 @@ def _failed(event: ActionRequested, reason: FailureReason, message: str) -> Devi
 
 
 def _live_count(name: str) -> property:
-    """A read-only property of RunnerMemory: the current state's count `name` (0 before the
-    first message)."""
-    return property(lambda memory: getattr(memory.state, name) if memory.state else 0)
+    """A read-only property of RunnerMemory: the count `name` summed over its devices' states
+    (0 before the first message)."""
+    return property(lambda memory: sum(getattr(state, name) for state in memory.states.values()))
 
 
 class RunnerMemory:
-    """A mutable holder of the runner's current state, so callers can read live counts
-    (`executed`, `replayed`, `failed`, `dropped`: those of RunnerState)."""
+    """A mutable holder of the runner's states, one per device it serves, so callers can read
+    live counts (`executed`, `replayed`, `failed`, `dropped`: those of RunnerState, summed over
+    the devices) and `state`, the state of the device that handled the latest message."""
 
     executed = _live_count("executed")
     replayed = _live_count("replayed")
@@ -237,10 +238,23 @@ class RunnerMemory:
     dropped = _live_count("dropped")
 
     def __init__(self, state: RunnerState | None = None) -> None:
-        self.state = state
+        self.states: dict[str, RunnerState] = {}
+        self._current: str | None = None
+        if state is not None:
+            self.state = state
+
+    @property
+    def state(self) -> RunnerState | None:
+        return self.states.get(self._current) if self._current is not None else None
+
+    @state.setter
+    def state(self, state: RunnerState) -> None:
+        self.states[state.device_id] = state
+        self._current = state.device_id
 
     def state_for(self, device_id: str, suite_seed: int = 0,
                   stale_after_s: float | None = None) -> RunnerState:
-        if self.state is None or self.state.device_id != device_id:
-            self.state = RunnerState(device_id, suite_seed, stale_after_s)
-        return self.state
+        """The state of `device_id` (a fresh one the first time), now the current state."""
+        state = self.states.get(device_id)
+        self.state = state if state is not None else RunnerState(device_id, suite_seed, stale_after_s)
+        return self.state  # type: ignore[return-value]

@@ -8,7 +8,7 @@ import logging
 from devices.protocol import Device
 from services.device_runner.settings import DeviceRunnerSettings
 
-__all__ = ["open_device"]
+__all__ = ["open_device", "open_devices"]
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +18,23 @@ def open_device(settings: DeviceRunnerSettings) -> Device:
     from devices.harness.harness import Harness
 
     return Harness(_open_phone(settings))
+
+
+def open_devices(settings: DeviceRunnerSettings) -> list[Device]:
+    """Every phone the runner serves (`settings.device_ids`), each inside the default harness;
+    if one cannot open, those already open are closed and the error goes on."""
+    if settings.phones == 1:
+        return [open_device(settings)]
+    opened: list[Device] = []
+    try:
+        for device_id in settings.device_ids:
+            opened.append(open_device(settings.model_copy(update={"device_id": device_id,
+                                                                  "phones": 1})))
+    except BaseException:
+        for device in opened:
+            device.close()
+        raise
+    return opened
 
 
 def _open_phone(settings: DeviceRunnerSettings) -> Device:

@@ -1,10 +1,14 @@
-"""The runner's thin loop: poll its device's partition, handle each action, publish, commit."""
+"""The runner's thin loop: poll its devices' partitions, handle each action, publish, commit.
+
+A runner serves one phone, or several simulated ones (`settings.phones`): every batch then
+holds actions of many episodes, handled one after another and answered with one flush, so the
+round trips over the topics overlap instead of adding up."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kafka.producer.future import FutureRecordMetadata
 
@@ -13,7 +17,7 @@ from schemas.episodes import ActionRequested
 from schemas.topics import TOPICS, Topic
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.execute import handle
-from services.device_runner.farm import device_partitions
+from services.device_runner.farm import devices_partitions
 from services.device_runner.guard import ActionGuard
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.admin import create_topics
@@ -36,38 +40,45 @@ SEND_TIMEOUT_S = 30.0
 FETCH_MAX_WAIT_MS = 20
 
 
-def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event: threading.Event,
+def run_device_runner(settings: DeviceRunnerSettings, device: Device | Sequence[Device],
+                      stop_event: threading.Event,
                       *, bootstrap: str | None = None, actions: Topic = ACTIONS,
                       observations: Topic = OBSERVATIONS, memory: RunnerMemory | None = None,
                       on_batch: Callable[[RunnerMemory], None] | None = None,
                       on_ready: Callable[[], None] | None = None) -> RunnerMemory:
-    """Serves `device` until `stop_event` is set; returns the counts it kept.
+    """Serves `device` (or each of a sequence of them) until `stop_event` is set; returns the
+    counts it kept.
 
-    The runner reads only the partition its device's actions are keyed to (see farm.py).
+    The runner reads only the partitions its devices' actions are keyed to (see farm.py).
     Each batch's events are published and flushed before its offsets are committed
     (at-least-once); a redelivered action is answered from `memory`, not run again.
     Without `bootstrap`, the configured or local broker is used (and stopped again if
-    this call started it). The caller owns `device` and closes it.
+    this call started it). The caller owns the devices and closes them.
     """
-    if device.device_id != settings.device_id:
-        raise ValueError(f"the runner is set up for device {settings.device_id!r} but was given "
-                         f"{device.device_id!r}; pass the matching --device-id")
+    devices = list(device) if isinstance(device, (list, tuple)) else [device]
+    by_id = {d.device_id: d for d in devices}
+    if sorted(by_id) != sorted(settings.device_ids) or len(by_id) != len(devices):
+        raise ValueError(f"the runner is set up for device(s) {', '.join(settings.device_ids)} "
+                         f"but was given {', '.join(d.device_id for d in devices)}; pass the "
+                         f"matching --device-id (and phones)")
     started = None
     if bootstrap is None:
         bootstrap, started = ensure_broker(load_bus_settings())
     memory = memory if memory is not None else RunnerMemory()
-    guard = ActionGuard(settings.action_timeout_s)
+    guards = {device_id: ActionGuard(settings.action_timeout_s) for device_id in by_id}
+    first = devices[0]  # another runner's action on a shared partition is dropped under it
     try:
         create_topics(bootstrap, [actions, observations])
         client_id = f"device-runner-{settings.device_id}"
         with TypedBatchConsumer(bootstrap, [actions], settings.group_for(), client_id=client_id,
                                 auto_offset_reset=settings.start_from,
-                                partitions=device_partitions(settings.device_id),
+                                partitions=devices_partitions(list(by_id)),
                                 fetch_max_wait_ms=FETCH_MAX_WAIT_MS) as consumer, \
                 TypedProducer(bootstrap, client_id=client_id) as producer:
-            (partition,) = {tp.partition for tp in consumer.assignment()}
-            logger.info("device runner for %s reads %s[%d], offsets under %s",
-                        settings.device_id, actions.name, partition, settings.group_for())
+            partitions = sorted({tp.partition for tp in consumer.assignment()})
+            logger.info("device runner for %s reads %s%s, offsets under %s",
+                        _named(settings.device_ids), actions.name, partitions,
+                        settings.group_for())
             if on_ready is not None:
                 on_ready()
             while not stop_event.is_set():
@@ -77,8 +88,10 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                     event = record.event
                     if not isinstance(event, ActionRequested):  # the topic's union forbids it
                         return []
-                    produced = handle(device, event, memory, suite_seed=settings.suite_seed,
-                                      guard=guard, stale_after_s=settings.stale_after_s)
+                    target = by_id.get(event.device_id, first)
+                    produced = handle(target, event, memory, suite_seed=settings.suite_seed,
+                                      guard=guards[target.device_id],
+                                      stale_after_s=settings.stale_after_s)
                     return [producer.send(observations, e) for e in produced]
 
                 # A record whose handling raises is dead-lettered; the others go on.
@@ -92,7 +105,15 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device, stop_event
                 if batch and on_batch is not None:
                     on_batch(memory)
     finally:
-        guard.close()
+        for guard in guards.values():
+            guard.close()
         if started is not None:
             started.stop()
     return memory
+
+
+def _named(device_ids: list[str]) -> str:
+    """The devices for a log line: all of a few, the first and last of many."""
+    if len(device_ids) <= 3:
+        return ", ".join(device_ids)
+    return f"{len(device_ids)} phones ({device_ids[0]} … {device_ids[-1]})"

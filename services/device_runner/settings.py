@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings
 
 from schemas.settings import load_settings, settings_config
+from services.dataflow.ids import phone_ids
 
 __all__ = [
     "DEFAULT_ACTION_TIMEOUT_S",
@@ -79,11 +80,31 @@ class DeviceRunnerSettings(BaseSettings):
         default=0, ge=0,
         description="Suite seed used to rebuild a task instance from its task id on step 0.",
     )
+    phones: int = Field(
+        default=1, ge=1, le=1024,
+        description="How many simulated phones this runner serves at once (kind 'sim'): one is "
+                    "the device id itself, more are '<device_id>.0' … '<device_id>.<N-1>' (a "
+                    "rollout names them '<device_id>*N'); their episodes interleave, so one "
+                    "runner keeps many episodes going. An adb runner drives one phone.",
+    )
     sim_devices: int = Field(
         default=DEFAULT_SIM_DEVICES, ge=0, le=1024,
         description="How many simulated phones (sim-0 … sim-N-1) `flywheel run` serves and "
                     "`flywheel devices list` offers.",
     )
+
+    @field_validator("phones")
+    @classmethod
+    def _one_real_phone(cls, phones: int, info: ValidationInfo) -> int:
+        if info.data.get("kind") == "adb" and phones != 1:
+            raise ValueError(f"an adb runner drives one phone, not {phones}; run one runner per "
+                             f"phone")
+        return phones
+
+    @property
+    def device_ids(self) -> list[str]:
+        """The ids of the phones this runner serves (see `phones`)."""
+        return phone_ids(self.device_id, self.phones)
 
     def group_for(self, device_id: str | None = None) -> str:
         """The consumer group of `device_id` (this runner's device by default)."""

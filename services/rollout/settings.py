@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
 from schemas.settings import load_settings, settings_config
+from services.dataflow.ids import expand_device_ids
 
 __all__ = ["RolloutSettings", "load_rollout_settings"]
 
@@ -37,7 +38,9 @@ class RolloutSettings(BaseSettings):
     devices: str = Field(default="", description="Comma-separated device ids whose runners "
                          "serve the episodes over flywheel.actions / flywheel.observations "
                          "(e.g. 'sim-0,sim-1', or real phones' ids), one episode at a time "
-                         "each; empty: in-process SimPhones (`concurrency` of them).")
+                         "each; 'ID*N' names the N phones of a runner serving N sim phones "
+                         "('sim-0*32' is sim-0.0 … sim-0.31); empty: in-process SimPhones "
+                         "(`concurrency` of them).")
     device_timeout_s: float = Field(default=10.0, gt=0, le=3600, description="A remote device "
                                     "request unanswered this long ends its episode as "
                                     "device_failed.")
@@ -45,19 +48,20 @@ class RolloutSettings(BaseSettings):
     @field_validator("devices")
     @classmethod
     def _device_list(cls, value: str) -> str:
-        ids = [part.strip() for part in value.split(",")] if value.strip() else []
+        entries = [part.strip() for part in value.split(",")] if value.strip() else []
+        ids = expand_device_ids(entries)
         for device_id in ids:
             if not _DEVICE_ID.match(device_id):
                 raise ValueError(f"device id {device_id!r} is not a device id (letters, digits "
                                  f"and . _ : - only); list ids like 'sim-0,sim-1'")
         if len(set(ids)) != len(ids):
             raise ValueError(f"device ids repeat in {value!r}; name each device once")
-        return ",".join(ids)
+        return ",".join(entries)
 
     @property
     def device_ids(self) -> list[str]:
-        """The remote devices, in order; empty for in-process rollouts."""
-        return self.devices.split(",") if self.devices else []
+        """The remote devices, in order ('ID*N' expanded); empty for in-process rollouts."""
+        return expand_device_ids(self.devices.split(",")) if self.devices else []
 
 
 def load_rollout_settings(**overrides: object) -> RolloutSettings:
