@@ -159,7 +159,9 @@ class TypedBatchConsumer(Closing):
     `raw_topics` are read as they are (event None; the archiver reads dead-letter topics so).
     `on_revoked` hears of partitions a rebalance took away, before their new owner reads them.
     `partitions(topic, count)`, when given, assigns partitions by hand instead of joining the
-    group (the group id then only keeps the offsets).
+    group (the group id then only keeps the offsets). `wanted(key)`, when given, picks the
+    records to read by their key before anything is decoded: the others are passed over
+    (their offsets still advance), so a reader of a shared topic decodes only its own.
     """
 
     def __init__(self, bootstrap: str, topics: Sequence[Topic], group_id: str | None, *,
@@ -173,11 +175,15 @@ class TypedBatchConsumer(Closing):
                  on_revoked: Callable[[set[TopicPartition]], None] | None = None,
                  data_dir: Path | None = None,
                  partitions: Callable[[str, int], Sequence[int]] | None = None,
+                 wanted: Callable[[bytes | None], bool] | None = None,
                  **kafka_kwargs: Any) -> None:
         if not topics and not raw_topics:
             raise ValueError("TypedBatchConsumer needs at least one topic")
         self.topics = {t.name: t for t in topics}
         self.raw_topics = frozenset(raw_topics)
+        self.wanted = wanted
+        #: Records `wanted` passed over, undecoded.
+        self.passed_over = 0
         self.on_error = on_error
         self.on_revoked = on_revoked
         self.max_records = max_records
@@ -271,11 +277,15 @@ class TypedBatchConsumer(Closing):
             polled = kept
         out: list[Record] = []
         append = out.append
+        wanted = self.wanted
         for tp, messages in polled.items():
             if not messages:
                 continue
             topic = self.topics.get(tp.topic)  # None: a raw pass-through topic
             for m in messages:
+                if wanted is not None and not wanted(m.key):
+                    self.passed_over += 1
+                    continue
                 headers = tuple(m.headers or ())
                 event = None
                 if topic is not None:

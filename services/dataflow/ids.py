@@ -34,8 +34,9 @@ def expand_device_ids(entries: list[str]) -> list[str]:
         runner_id, star, count = entry.partition("*")
         if not star:
             out.append(entry)
-        elif count.isdigit() and 1 <= int(count) <= 1024:
+        elif runner_id and count.isdigit() and 1 <= int(count) <= 1024:
             out.extend(phone_ids(runner_id, int(count)))
         else:
-            raise ValueError(f"{entry!r} names a runner's phones as ID*N with N from 1 to 1024")
+            raise ValueError(f"{entry!r} is not a runner's phones: write ID*N, a runner's device id "
+                             f"and N from 1 to 1024")
     return out

@@ -14,6 +14,8 @@ as lost until the next reset, so the episode ends with a failure event at once.
 
 `ReplyRouter` is the one reader of the observations topic per rollout: a thread that hands
 each answer to the request waiting for it (matched by causation id = the request's event id).
+It decodes only answers keyed by an episode with a request waiting: with several rollouts on
+one topic, each decodes its own answers, not everyone's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -59,6 +62,7 @@ class ReplyRouter(Closing):
                  observations: Topic = OBSERVATIONS, client_id: str = "rollout-remote") -> None:
         self.actions = actions
         self._waiting: dict[str, Future[Reply]] = {}
+        self._episodes: Counter[bytes] = Counter()  # keys (episode ids) of the waiting requests
         self._lock = threading.Lock()
         self._stop = threading.Event()
         # A request is sent alone and waited on: no linger (the default 5 ms batches events).
@@ -67,17 +71,20 @@ class ReplyRouter(Closing):
         # out, so no answer can slip past); answers to nobody's request are skipped.
         self._consumer = TypedBatchConsumer(bootstrap, [observations], None,
                                             client_id=client_id, auto_offset_reset="latest",
-                                            fetch_max_wait_ms=FETCH_MAX_WAIT_MS)
+                                            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+                                            wanted=self._episodes.__contains__)
         self._consumer.seek_to_end()
-        self.unmatched = 0
+        self._late = 0
         self._thread = threading.Thread(target=self._read, name="rollout-replies", daemon=True)
         self._thread.start()
 
     def request(self, event: ActionRequested, timeout_s: float) -> Reply:
         """Sends `event` and returns its answer; raises DeviceLost after `timeout_s`."""
         future: Future[Reply] = Future()
+        key = event.episode_id.encode()
         with self._lock:
             self._waiting[event.event_id] = future
+            self._episodes[key] += 1
         try:
             self._producer.send(self.actions, event)
             return future.result(timeout_s)
@@ -88,6 +95,9 @@ class ReplyRouter(Closing):
         finally:
             with self._lock:
                 self._waiting.pop(event.event_id, None)
+                self._episodes[key] -= 1
+                if self._episodes[key] <= 0:
+                    del self._episodes[key]
 
     def _read(self) -> None:
         while not self._stop.is_set():
@@ -104,9 +114,14 @@ class ReplyRouter(Closing):
                 with self._lock:
                     future = self._waiting.pop(event.causation_id or "", None)
                 if future is None:
-                    self.unmatched += 1  # another rollout's, or a late answer: not ours
+                    self._late += 1  # a second answer, or one after its request gave up
                 elif not future.done():
                     future.set_result(event)
+
+    @property
+    def unmatched(self) -> int:
+        """Answers no waiting request took: other rollouts' (passed over undecoded) and late ones."""
+        return self._consumer.passed_over + self._late
 
     def close(self) -> None:
         self._stop.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 import pytest
@@ -124,3 +125,31 @@ def test_raise_handler_stops_at_the_first_bad_message(
         drain(consumer, 1)
     assert [r.value for r, _ in seen] == [b"garbage"]
     assert read_dead_letters(bootstrap, topic.name, idle_ms=500) == []
+
+
+def test_a_key_filter_passes_over_others_records_but_still_dead_letters_its_own(
+        bootstrap: str, fresh_topic: Callable[[str], Topic]) -> None:
+    """`wanted` skips records by key before decoding: another reader's poison is not this
+    reader's to dead-letter, while poison under a wanted key still goes to the DLQ and no
+    wanted record is lost; passed-over records are committed past like the rest."""
+    topic = fresh_topic("flywheel.verdicts")
+    with TypedProducer(bootstrap) as producer:
+        producer.send(topic, verdict(1, episode_id="mine"))
+        producer.send_raw(topic.name, b"\x00not json", key=b"mine")
+        producer.send(topic, verdict(2, episode_id="theirs"))
+        producer.send_raw(topic.name, b"\x00not json either", key=b"theirs")
+        producer.send(topic, verdict(3, episode_id="mine"))
+        producer.flush()
+    with TypedBatchConsumer(bootstrap, [topic], "g-wanted", wanted=b"mine".__eq__) as c:
+        records = drain(c, 2, dead_letters=1)
+        deadline = time.monotonic() + 60
+        while c.passed_over < 2 and time.monotonic() < deadline:
+            records += c.poll_batch(timeout_ms=500)
+            c.commit()
+        committed = sum(c.committed(TopicPartition(topic.name, p)) or 0
+                        for p in c.partitions_for(topic.name))
+        assert (c.dead_lettered, c.passed_over) == (1, 2)
+    assert sorted(r.event.episode_id for r in records) == ["mine", "mine"]
+    assert committed == 5
+    letters = read_dead_letters(bootstrap, topic.name, limit=10)
+    assert [d.value for d in letters] == [b"\x00not json"]

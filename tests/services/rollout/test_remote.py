@@ -26,7 +26,7 @@ from services.dataflow.ids import derived_id
 from services.dataflow.tasks import ScriptedOracle, instance_of, task_event
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.loop import run_device_runner
-from services.device_runner.settings import DeviceRunnerSettings
+from services.device_runner.settings import DeviceRunnerSettings, load_device_runner_settings
 from services.rollout.engine import Rollout
 from services.rollout.policies import load_policy
 from services.rollout.remote import RemoteDevice, ReplyRouter
@@ -248,6 +248,93 @@ def test_bad_device_lists_get_one_sentence(monkeypatch: pytest.MonkeyPatch) -> N
     assert load_rollout_settings().device_ids == ["sim-0", "sim-1"]
     monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", "")
     assert load_rollout_settings().device_ids == []
+
+
+def test_a_runners_phones_are_named_id_star_n(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", "hub*3, sim-0, one*1")
+    assert load_rollout_settings().device_ids == ["hub.0", "hub.1", "hub.2", "sim-0", "one"]
+    assert DeviceRunnerSettings(device_id="hub", phones=3).device_ids == ["hub.0", "hub.1", "hub.2"]
+    for bad, sentence in (("hub*0", "ID\\*N"), ("hub*x", "ID\\*N"), ("hub*2,hub.1", "repeat"),
+                          ("hub*2000", "ID\\*N"), ("*3", "ID\\*N")):
+        monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", bad)
+        with pytest.raises(SettingsError, match=sentence):
+            load_rollout_settings()
+
+
+def test_an_adb_runner_drives_one_phone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLYWHEEL_DEVICE_RUNNER_KIND", "adb")
+    monkeypatch.setenv("FLYWHEEL_DEVICE_RUNNER_PHONES", "2")
+    with pytest.raises(SettingsError, match="FLYWHEEL_DEVICE_RUNNER_PHONES.*one phone"):
+        load_device_runner_settings()
+
+
+def test_the_service_through_a_runner_of_many_phones_gives_the_in_process_episodes(
+        bootstrap: str, fresh_topic, tmp_path: Path) -> None:
+    """One runner serving four sim phones ('hub*4'): the rollout plays four episodes at once
+    through it, and every episode is the one played in-process, step for step."""
+    tasks_topic, episodes = fresh_topic("flywheel.tasks"), fresh_topic("flywheel.episodes")
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    tasks = _tasks(8)
+    local = {e.task_id: e for e in _in_process(tasks, tmp_path / "local")}
+    settings = RolloutSettings(devices="hub*4", group_id=f"r-{uuid.uuid4().hex[:8]}",
+                               poll_timeout_ms=100, device_timeout_s=20)
+    runner = DeviceRunnerSettings(device_id="hub", phones=4, group_id=f"g-{uuid.uuid4().hex[:8]}",
+                                  poll_timeout_ms=100)
+    phones = [Harness(SimPhone(d)) for d in runner.device_ids]
+    stop, ready = threading.Event(), threading.Event()
+    threads = [threading.Thread(target=run_device_runner, daemon=True, args=(runner, phones, stop),
+                                kwargs={"bootstrap": bootstrap, "actions": actions,
+                                        "observations": observations, "on_ready": ready.set}),
+               threading.Thread(target=run_rollout, daemon=True, args=(settings, bootstrap,
+                                tmp_path / "remote", stop),
+                                kwargs={"tasks": tasks_topic, "episodes": episodes,
+                                        "actions": actions, "observations": observations})]
+    threads[0].start()
+    assert ready.wait(60)
+    threads[1].start()
+    ended: dict[str, EpisodeEnded] = {}
+    try:
+        with TypedProducer(bootstrap, client_id="test-generator") as producer:
+            for task in tasks:
+                producer.send(tasks_topic, task)
+        with TypedBatchConsumer(bootstrap, [episodes], f"reader-{uuid.uuid4().hex[:8]}") as reader:
+            deadline = time.monotonic() + DEADLINE_S
+            while len(ended) < len(tasks) and time.monotonic() < deadline:
+                ended.update((r.event.task_id, r.event) for r in reader.poll_batch(200)
+                             if isinstance(r.event, EpisodeEnded))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    assert set(ended) == {t.task_id for t in tasks}
+    assert {e.device_id for e in ended.values()} == set(runner.device_ids)
+    for task_id, episode in ended.items():
+        assert episode.outcome == local[task_id].outcome == "finished"
+        assert _steps(episode) == _steps(local[task_id]), task_id
+
+
+def test_a_router_decodes_only_the_answers_to_its_own_requests(bootstrap: str, fresh_topic,
+                                                               tmp_path: Path) -> None:
+    """Two rollouts' routers read one observations topic: each takes its own answers and
+    passes over the other's undecoded, so N rollouts do not each decode everyone's answers."""
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    mine = ReplyRouter(bootstrap, actions=actions, observations=observations, client_id="mine")
+    other = ReplyRouter(bootstrap, actions=actions, observations=observations, client_id="other")
+    try:
+        with _runners(bootstrap, ["sim-5"], actions, observations):
+            rollout = Rollout(RemoteDevice("sim-5", mine, timeout_s=20), load_policy("oracle"),
+                              "oracle", BlobStore(tmp_path))
+            _, episode = rollout.run(_tasks(1)[0])
+            assert episode.outcome == "finished"
+            requests = rollout.device.device._step
+            deadline = time.monotonic() + DEADLINE_S
+            while other.unmatched < requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        mine.close()
+        other.close()
+    assert other._consumer.passed_over == requests and other._late == 0
+    assert mine._consumer.passed_over == 0 and mine.unmatched == 0
 
 
 #: Set by `_StopsTheServiceOnItsFirstAction`; the service under test stops on it.
