@@ -3,9 +3,10 @@
 Each repetition starts a fresh local broker and the four services (generator, rollout with
 the oracle, verifier, curator) as `flywheel run` does, and times them until the curator's
 snapshot holds --examples approved examples. By default the rollout plays on in-process phones
-(`flywheel run --sim-devices 0`; aim 0.5); `--sim-devices N` plays through N sim device runners
-in this process, `flywheel run`'s default path, every phone step an event (aim 0.3). Against it, in the same run, the
-same tasks (read back from the tasks topic's store) are run in process: oracle on a SimPhone,
+(`flywheel run --sim-devices 0`; aim 0.5); `--sim-devices N` plays through N sim phones served
+by a device runner in this process, `flywheel run`'s default path, every phone step an event
+(aim 0.3; `--runner-per-phone`: one runner per phone, the old layout). Against it, in the same
+run, the same tasks (read back from the tasks topic's store) are run in process: oracle on a SimPhone,
 final state to JSON, scored from that JSON — what `flywheel suite eval` does per task. The
 ratio is the price of going through the topics. Sim utilisation is the rollout's device-call
 time over its wall time x concurrency. Every figure is a median over --reps.
@@ -15,6 +16,7 @@ How to run (from the repository root; not a test):
     .venv/bin/python bench/loop.py                 # 3 repetitions of 500 examples
     .venv/bin/python bench/loop.py --examples 200 --reps 5 --json loop.json
     .venv/bin/python bench/loop.py --examples 200 --sim-devices 4   # flywheel run's default path
+    .venv/bin/python bench/loop.py --examples 200 --sim-devices 4 --runner-per-phone  # the old layout
 """
 
 from __future__ import annotations
@@ -66,14 +68,16 @@ AIM_RATIO = 0.5
 AIM_RUNNERS_RATIO = 0.3
 
 
-def run_loop(examples: int, folder: Path, sim_devices: int = 0) -> dict[str, float]:
+def run_loop(examples: int, folder: Path, sim_devices: int = 0, runner_per_phone: bool = False
+             ) -> dict[str, float]:
     """One timed loop to `examples` rows; with `sim_devices`, the rollout plays through that
-    many sim device runners (threads of this process, as in `flywheel run`)."""
+    many sim phones served by a runner thread of this process, as in `flywheel run` (or one
+    runner thread per phone)."""
     with LocalBroker.on_free_port(folder / "broker") as broker, \
-            SimFleet(sim_devices, broker.bootstrap) as _fleet:
+            SimFleet(sim_devices, broker.bootstrap, runner_per_phone=runner_per_phone) as fleet:
         create_topics(broker.bootstrap, TOPICS.values())
         began = time.monotonic()
-        devices = ",".join(f"sim-{i}" for i in range(sim_devices))
+        devices = ",".join(fleet.device_ids)
         loop = DataLoop(broker.bootstrap, folder / "var", examples,
                         env={"FLYWHEEL_ROLLOUT_DEVICES": devices})
         with loop:
@@ -128,8 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES)
     parser.add_argument("--reps", type=int, default=DEFAULT_REPS)
     parser.add_argument("--sim-devices", type=int, default=0,
-                        help="play through this many sim device runners (flywheel run's default "
-                             "path; aim 0.3); 0: in-process phones (aim 0.5)")
+                        help="play through this many sim phones of a device runner (flywheel "
+                             "run's default path; aim 0.3); 0: in-process phones (aim 0.5)")
+    parser.add_argument("--runner-per-phone", action="store_true",
+                        help="with --sim-devices: one runner thread per phone (the old layout) "
+                             "instead of one runner serving them all")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     aim = AIM_RATIO if not args.sim_devices else AIM_RUNNERS_RATIO
@@ -139,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
         for rep in range(args.reps):
             folder = Path(tmp) / f"rep-{rep}"
-            figures = run_loop(args.examples, folder, args.sim_devices)
+            figures = run_loop(args.examples, folder, args.sim_devices, args.runner_per_phone)
             tasks = read_tasks(str(figures.pop("tasks_db")))
             figures["in_process_episodes_per_s"] = run_in_process(tasks)
             figures["ratio"] = figures["episodes_per_s"] / figures["in_process_episodes_per_s"]
@@ -166,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         keys = [k for k in runs[0] if isinstance(runs[0][k], int | float)]
         write_report(args.json, "loop", {k: [r[k] for r in runs] for k in keys},
                      {aim_name: (ratio, aim)},
-                     examples=args.examples, reps=args.reps, sim_devices=args.sim_devices)
+                     examples=args.examples, reps=args.reps, sim_devices=args.sim_devices,
+                     runner_per_phone=args.runner_per_phone)
     return 0
 
 

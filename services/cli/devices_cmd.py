@@ -79,7 +79,7 @@ def run_cmd(
     kind: str = typer.Option(None, "--kind", help="sim or adb (default sim)."),
     serial: str = typer.Option(None, "--serial", help="adb serial for --kind adb."),
     phones: int = typer.Option(None, "--phones", help="Sim phones this runner serves at once "
-                               "(ids DEVICE-ID.0 …; a rollout names them DEVICE-ID*N)."),
+                               "(ids DEVICE-ID-0 …; a rollout names them DEVICE-ID*N)."),
 ) -> None:
     """Run one device runner until Ctrl-C: execute its actions, publish observations."""
     from services.device_runner.devices import open_devices

@@ -329,9 +329,10 @@ DurationOption = Annotated[float | None, typer.Option(
     "--duration", min=0, help="Stop after this many seconds (tests, CI); default: run until "
                               "Ctrl-C or SIGTERM.")]
 SimDevicesOption = Annotated[int | None, typer.Option(
-    "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …), through whose device "
-                                 "runners the rollout plays; 0: in-process phones, no step "
-                                 "events; default FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES.")]
+    "--sim-devices", min=0, help="Simulated phones to serve (sim-0 …, one device runner "
+                                 "serving them all), through which the rollout plays; 0: "
+                                 "in-process phones, no step events; default "
+                                 "FLYWHEEL_DEVICE_RUNNER_SIM_DEVICES (16).")]
 ExamplesOption = Annotated[int | None, typer.Option(
     "--examples", min=0, help="Run the data flywheel (generator, rollout, verifier, curator) "
                               "until a snapshot of this many approved examples exists; 0 "
@@ -530,12 +531,13 @@ def _topics_and_replay(parts: _RunParts, bootstrap: str, settings: ArchiverSetti
 def _add_device_runners(parts: _RunParts, bootstrap: str, bus: BusSettings,
                         runners: DeviceRunnerSettings, sim_devices: int | None,
                         external: bool) -> None:
-    """The supervisor (watching the broker), and one supervised runner per simulated phone."""
+    """The supervisor (watching the broker), and the supervised runner of the simulated phones."""
     parts.fleet = SimFleet(runners.sim_devices if sim_devices is None else sim_devices, bootstrap)
     parts.supervisor = Supervisor(_watchdog(bootstrap, parts.broker, bus.data_dir, external))
     # The services: one line each (see the module docstring).
-    for index in range(parts.fleet.count):
-        parts.supervisor.add(f"device-runner sim-{index}", partial(parts.fleet.run_one, index))
+    for index in range(len(parts.fleet.runners)):
+        parts.supervisor.add(f"device-runner {parts.fleet.name(index)}",
+                             partial(parts.fleet.run_one, index))
 
 
 def _add_data_loop(parts: _RunParts, bootstrap: str, data_dir: Path, examples: int, policy: str,
@@ -562,7 +564,7 @@ def _rollout_devices_env(fleet: SimFleet | None) -> dict[str, str]:
     plays on in-process phones (episodes only, no step events)."""
     if fleet is None or not fleet.count:
         return {}
-    return _unless_set("FLYWHEEL_ROLLOUT_DEVICES", ",".join(f"sim-{i}" for i in range(fleet.count)))
+    return _unless_set("FLYWHEEL_ROLLOUT_DEVICES", ",".join(fleet.device_ids))
 
 
 #: The share of the run's oracle episodes that slip once and recover (recovery rows in the

@@ -21,10 +21,10 @@ def derived_id(*parts: object) -> str:
 
 def phone_ids(runner_id: str, phones: int) -> list[str]:
     """The device ids a device runner serves: its own id when it drives one phone, else
-    '<runner_id>.0' … '<runner_id>.<phones-1>' (how a rollout names them: `runner_id*phones`)."""
+    '<runner_id>-0' … '<runner_id>-<phones-1>' (how a rollout names them: `runner_id*phones`)."""
     if phones < 1:
         raise ValueError(f"a runner serves at least one phone, not {phones}")
-    return [runner_id] if phones == 1 else [f"{runner_id}.{k}" for k in range(phones)]
+    return [runner_id] if phones == 1 else [f"{runner_id}-{k}" for k in range(phones)]
 
 
 def expand_device_ids(entries: list[str]) -> list[str]:

@@ -29,8 +29,10 @@ DEFAULT_STALE_AFTER_S = 600.0
 DEFAULT_POLL_TIMEOUT_MS = 200
 #: A sim step takes microseconds and an adb step a few seconds; a minute means the device hangs.
 DEFAULT_ACTION_TIMEOUT_S = 60.0
-#: Four simulated phones keep a laptop busy without starving the broker on 2 cores.
-DEFAULT_SIM_DEVICES = 4
+#: Sixteen simulated phones, served by one runner thread in `flywheel run`: on 2 cores the data
+#: loop through them played 17-21 episodes/s against ~13 with four (bench/loop.py, 1,500
+#: examples), since a step's round trip over the topics is mostly waiting.
+DEFAULT_SIM_DEVICES = 16
 
 
 class DeviceRunnerSettings(BaseSettings):
@@ -83,7 +85,7 @@ class DeviceRunnerSettings(BaseSettings):
     phones: int = Field(
         default=1, ge=1, le=1024,
         description="How many simulated phones this runner serves at once (kind 'sim'): one is "
-                    "the device id itself, more are '<device_id>.0' … '<device_id>.<N-1>' (a "
+                    "the device id itself, more are '<device_id>-0' … '<device_id>-<N-1>' (a "
                     "rollout names them '<device_id>*N'); their episodes interleave, so one "
                     "runner keeps many episodes going. An adb runner drives one phone.",
     )

@@ -39,7 +39,7 @@ class RolloutSettings(BaseSettings):
                          "serve the episodes over flywheel.actions / flywheel.observations "
                          "(e.g. 'sim-0,sim-1', or real phones' ids), one episode at a time "
                          "each; 'ID*N' names the N phones of a runner serving N sim phones "
-                         "('sim-0*32' is sim-0.0 … sim-0.31); empty: in-process SimPhones "
+                         "('sim-0*32' is sim-0-0 … sim-0-31); empty: in-process SimPhones "
                          "(`concurrency` of them).")
     device_timeout_s: float = Field(default=10.0, gt=0, le=3600, description="A remote device "
                                     "request unanswered this long ends its episode as "

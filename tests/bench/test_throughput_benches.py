@@ -24,7 +24,7 @@ TINY = {
     "fold": (["--episodes", "12", "--blocks", "2", "--reps", "1"],
              {"curator first / last block", "verifier first / last block",
               "generator first / last block"}),
-    "remote_rollout": (["--runners", "1", "--tasks", "2", "--reps", "1"],
+    "remote_rollout": (["--runners", "1", "--concurrency", "2", "--episodes", "1", "--reps", "1"],
                        {"through runners / in-process episodes/s"}),
 }
 

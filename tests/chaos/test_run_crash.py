@@ -44,9 +44,9 @@ def test_services_failing_under_run_lose_no_acknowledged_event(
     real_run_one = SimFleet.run_one
 
     def crashing_runner(self: SimFleet, index: int, stop: threading.Event) -> None:
-        if index == 0:  # sim-0 fails, every time, once the traffic is acknowledged
+        if index == 0:  # the runner of sim-0 and sim-1 fails, every time, once the traffic is acknowledged
             traffic_acked.wait(WAIT_S)
-            raise RuntimeError("sim-0's runner crashed (injected)")
+            raise RuntimeError("the sim phones' runner crashed (injected)")
         real_run_one(self, index, stop)
 
     real_step = Archiver.step
@@ -87,7 +87,7 @@ def test_services_failing_under_run_lose_no_acknowledged_event(
     words = " ".join(output.split())
     assert result.exit_code == 1, output[-3000:]
     assert "the archiver failed" in words and "restarting it" in words, output[-3000:]
-    assert "service device-runner sim-0 failed 2 times" in words, output[-3000:]
+    assert "service device-runner sim-0…sim-1 failed 2 times" in words, output[-3000:]
     assert "Traceback" not in output
     assert not kafka_answers(bootstrap), "the run left its broker running"
     acked = holder["t"].acked_ids()
@@ -98,4 +98,4 @@ def test_services_failing_under_run_lose_no_acknowledged_event(
     assert not lost and duplicated == 0
     chaos_figures.record("flywheel run, services crash", acknowledged=len(acked),
                          lost=len(lost), duplicated=duplicated, **{"dead-lettered": 0},
-                         note="archiver crashed once (rebuilt), sim-0 runner gave up → drained")
+                         note="archiver crashed once (rebuilt), the sims' runner gave up → drained")

@@ -52,18 +52,18 @@ def test_actions_for_another_device_are_ignored(phone: SimPhone) -> None:
 def test_one_memory_keeps_each_phone_of_a_runner_apart() -> None:
     """A runner of several phones: each phone's episode goes on beside the others, a redelivered
     step is replayed from that phone's own record, and the counts add up over the phones."""
-    phones = {d: SimPhone(d) for d in ("hub.0", "hub.1")}
+    phones = {d: SimPhone(d) for d in ("hub-0", "hub-1")}
     memory = RunnerMemory()
-    first = handle(phones["hub.0"], request("hub.0", "ep-a", 0), memory)
-    handle(phones["hub.1"], request("hub.1", "ep-b", 0), memory)
-    handle(phones["hub.0"], request("hub.0", "ep-a", 1), memory)
-    assert memory.state.device_id == "hub.0" and memory.state.last.step == 1
-    assert memory.states["hub.1"].episode == "ep-b" and memory.states["hub.1"].last.step == 0
-    again = handle(phones["hub.1"], request("hub.1", "ep-b", 1), memory)
+    first = handle(phones["hub-0"], request("hub-0", "ep-a", 0), memory)
+    handle(phones["hub-1"], request("hub-1", "ep-b", 0), memory)
+    handle(phones["hub-0"], request("hub-0", "ep-a", 1), memory)
+    assert memory.state.device_id == "hub-0" and memory.state.last.step == 1
+    assert memory.states["hub-1"].episode == "ep-b" and memory.states["hub-1"].last.step == 0
+    again = handle(phones["hub-1"], request("hub-1", "ep-b", 1), memory)
     assert isinstance(again[0], ObservationRecorded) and again[0].step == 1  # not "stale"
     assert (memory.executed, memory.replayed) == (4, 0)
-    assert step_of(phones["hub.0"]) == 2 and step_of(phones["hub.1"]) == 2
-    assert first[0].device_id == "hub.0"
+    assert step_of(phones["hub-0"]) == 2 and step_of(phones["hub-1"]) == 2
+    assert first[0].device_id == "hub-0"
 
 
 def test_later_steps_continue_the_episode_in_order(phone: SimPhone) -> None:

@@ -39,8 +39,8 @@ def _publish(bootstrap: str, topic: Topic, events: list[ActionRequested]) -> Non
 @contextmanager
 def _runner(bootstrap: str, phone: Any, actions: Topic, observations: Topic, group: str,
             memory: RunnerMemory | None = None) -> Iterator[RunnerMemory]:
-    phones = phone if isinstance(phone, list) else [phone]  # several: ids '<runner>.0' …
-    runner_id = phone.device_id if phones is not phone else phones[0].device_id.rpartition(".")[0]
+    phones = phone if isinstance(phone, list) else [phone]  # several: ids '<runner>-0' …
+    runner_id = phone.device_id if phones is not phone else phones[0].device_id.rpartition("-")[0]
     settings = DeviceRunnerSettings(device_id=runner_id, phones=len(phones), group_id=group,
                                     start_from="earliest", poll_timeout_ms=100)
     memory = memory if memory is not None else RunnerMemory()
@@ -114,7 +114,7 @@ def test_one_runner_serves_several_phones_each_in_its_own_episode(bootstrap: str
     action for a phone it does not serve (on a partition it reads) is dropped."""
     actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
     group = f"runners-{uuid.uuid4().hex[:8]}"
-    phones = [SimPhone("hub.0"), LosingPhone("hub.1", lose_at=2), SimPhone("hub.2")]
+    phones = [SimPhone("hub-0"), LosingPhone("hub-1", lose_at=2), SimPhone("hub-2")]
     read = {partition_for(p.device_id, actions.partitions) for p in phones}
     stranger = next(f"other-{k}" for k in range(1000)
                     if partition_for(f"other-{k}", actions.partitions) in read)
@@ -133,10 +133,10 @@ def test_one_runner_serves_several_phones_each_in_its_own_episode(bootstrap: str
     by_device = {p.device_id: [(type(e).__name__, e.step) for e in events
                                if e.device_id == p.device_id] for p in phones}
     served = [("ObservationRecorded", 0), ("ObservationRecorded", 1), ("ObservationRecorded", 2)]
-    assert by_device == {"hub.0": served, "hub.2": served,
-                         "hub.1": [("ObservationRecorded", 0), ("DeviceFailed", 1),
+    assert by_device == {"hub-0": served, "hub-2": served,
+                         "hub-1": [("ObservationRecorded", 0), ("DeviceFailed", 1),
                                    ("DeviceFailed", 2)]}  # the lost phone holds no episode
-    assert {e.episode_id for e in events if e.device_id == "hub.0"} == {"ep-hub.0"}
+    assert {e.episode_id for e in events if e.device_id == "hub-0"} == {"ep-hub-0"}
     assert [step_of(p) for p in (phones[0], phones[2])] == [3, 3]
     assert (memory.executed, memory.failed, memory.dropped) == (7, 2, 1)
     assert not any(e.device_id == stranger for e in events)
@@ -145,10 +145,10 @@ def test_one_runner_serves_several_phones_each_in_its_own_episode(bootstrap: str
 def test_a_runner_given_other_phones_than_its_settings_name_refuses_to_start(bootstrap: str) -> None:
     settings = DeviceRunnerSettings(device_id="hub", phones=2)
     with pytest.raises(ValueError, match="set up for device"):
-        run_device_runner(settings, [SimPhone("hub.0"), SimPhone("hub.7")], threading.Event(),
+        run_device_runner(settings, [SimPhone("hub-0"), SimPhone("hub-7")], threading.Event(),
                           bootstrap=bootstrap)
     with pytest.raises(ValueError, match="set up for device"):
-        run_device_runner(settings, [SimPhone("hub.0"), SimPhone("hub.0")], threading.Event(),
+        run_device_runner(settings, [SimPhone("hub-0"), SimPhone("hub-0")], threading.Event(),
                           bootstrap=bootstrap)
 
 

@@ -252,9 +252,9 @@ def test_bad_device_lists_get_one_sentence(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_a_runners_phones_are_named_id_star_n(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", "hub*3, sim-0, one*1")
-    assert load_rollout_settings().device_ids == ["hub.0", "hub.1", "hub.2", "sim-0", "one"]
-    assert DeviceRunnerSettings(device_id="hub", phones=3).device_ids == ["hub.0", "hub.1", "hub.2"]
-    for bad, sentence in (("hub*0", "ID\\*N"), ("hub*x", "ID\\*N"), ("hub*2,hub.1", "repeat"),
+    assert load_rollout_settings().device_ids == ["hub-0", "hub-1", "hub-2", "sim-0", "one"]
+    assert DeviceRunnerSettings(device_id="hub", phones=3).device_ids == ["hub-0", "hub-1", "hub-2"]
+    for bad, sentence in (("hub*0", "ID\\*N"), ("hub*x", "ID\\*N"), ("hub*2,hub-1", "repeat"),
                           ("hub*2000", "ID\\*N"), ("*3", "ID\\*N")):
         monkeypatch.setenv("FLYWHEEL_ROLLOUT_DEVICES", bad)
         with pytest.raises(SettingsError, match=sentence):
