@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     aim = AIM_RATIO if not args.sim_devices else AIM_RUNNERS_RATIO
     aim_name = ("loop / in-process episodes/s" if not args.sim_devices
-                else f"loop through {args.sim_devices} runners / in-process episodes/s")
+                else f"loop through {args.sim_devices} sim phones / in-process episodes/s")
     runs: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
         for rep in range(args.reps):

@@ -20,7 +20,7 @@ TINY = {
              "faust service shell", "archiver (to Parquet)"}),
     "loop": (["--examples", "10", "--reps", "1"], {"loop / in-process episodes/s"}),
     "loop through runners": (["--examples", "10", "--reps", "1", "--sim-devices", "1"],
-                             {"loop through 1 runners / in-process episodes/s"}),
+                             {"loop through 1 sim phones / in-process episodes/s"}),
     "fold": (["--episodes", "12", "--blocks", "2", "--reps", "1"],
              {"curator first / last block", "verifier first / last block",
               "generator first / last block"}),
