@@ -47,6 +47,7 @@ def _consumer(*, assign_after: bool) -> tuple[TypedBatchConsumer, list[set[Topic
     consumer.max_records, consumer.max_message_bytes = 100, 1 << 20
     consumer.on_revoked, consumer.rebalances = heard.append, 0
     consumer._pending, consumer._revoked_in_poll = {}, set()
+    consumer.wanted, consumer.passed_over = None, 0
     consumer._loop = _Runner()
     consumer._consumer = FakeClient(_Revocations(consumer), assign_after=assign_after)
     return consumer, heard
