@@ -5,9 +5,10 @@ small `generate` calls and the suite's hundreds of episodes take minutes. `run_b
 to `batch_size` episodes live, each on its own harnessed SimPhone and its own fork of the policy
 (`ModelPolicy.fork`: same model and stats, its own goal and history), gathers their next prompts,
 decodes them together (`ModelPolicy.generate_batch`, left-padded) and steps each harness with its
-answer. A finished episode's slot takes the next task. Episodes follow `devices.suite.episode.
-run_episode` exactly (reset, begin, act until `max_steps` or done, score the final state), so the
-scores match the one-at-a-time path up to the numerics of padding.
+answer. A finished episode's slot takes the next task. Each slot is the one loop's `Episode`
+(`devices.harness.episode`: reset, begin, step until `max_steps`, done or a device error), only
+its actions come from the batched decode; the final state is scored as `devices.suite.episode.
+run_episode` does, so the scores match the one-at-a-time path up to the numerics of padding.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from devices.harness import Harness
-from devices.protocol import DeviceError, TaskInstance
+from devices.harness.episode import Episode
+from devices.protocol import TaskInstance
 from devices.sim import SimPhone
 from devices.suite.scoring import score_final_state
 from trainer.outcome import main_tool_calls
@@ -46,19 +48,12 @@ class BatchedEpisode:
 
 @dataclass
 class _Live:
+    """A slot's episode (the one loop's `Episode`, stepped from here) and its own counts."""
+
     index: int
-    task: TaskInstance
-    harness: Harness
-    agent: Any
-    observation: Any
-    steps: int = 0
+    episode: Episode
     output_tokens: int = 0
     invalid: int = 0
-    broken: bool = False
-
-    @property
-    def over(self) -> bool:
-        return self.broken or self.steps >= self.task.max_steps or bool(self.observation.done)
 
 
 def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None, batch_size: int = 64,
@@ -78,47 +73,41 @@ def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None,
             while pending and len(live) < batch_size:
                 index, task = pending.popleft()
                 harness = idle.pop() if idle else Harness(SimPhone(), spec)
-                observation = harness.reset(task)
-                agent = policy.fork()
-                agent.begin(task.goal, harness.catalogue())
-                live.append(_Live(index, task, harness, agent, observation))
-            for episode in [e for e in live if e.over]:
-                live.remove(episode)
-                results[episode.index] = _finish(episode)
-                idle.append(episode.harness)
+                live.append(_Live(index, Episode(harness, task, policy.fork())))
+            for slot in [e for e in live if e.episode.over]:
+                live.remove(slot)
+                results[slot.index] = _finish(slot)
+                idle.append(slot.episode.harness)
                 if on_episode is not None:
-                    on_episode(results[episode.index])  # type: ignore[arg-type]
+                    on_episode(results[slot.index])  # type: ignore[arg-type]
             if not live:
                 continue
             if before_step is not None:
                 before_step()
-            prompts = [e.agent.prompt_ids(e.agent.prompt_messages(e.observation)) for e in live]
+            agents = [e.episode.policy for e in live]
+            prompts = [a.prompt_ids(a.prompt_messages(e.episode.observation)) for a, e in zip(agents, live, strict=True)]
             before = len(policy.stats.output_tokens)
-            schemas = [e.agent.answer_schema() for e in live] if policy.constrained else None
+            schemas = [a.answer_schema() for a in agents] if policy.constrained else None
             texts = policy.generate_batch(prompts, schemas)
             counts = policy.stats.output_tokens[before:]
-            for episode, text, count in zip(live, texts, counts, strict=True):
+            for slot, agent, text, count in zip(live, agents, texts, counts, strict=True):
                 invalid_before = policy.stats.invalid
-                action = episode.agent.accept(text)
-                episode.invalid += policy.stats.invalid - invalid_before
-                episode.output_tokens += count
-                try:
-                    episode.observation = episode.harness.act(action)
-                except DeviceError as exc:
-                    logger.warning("episode %s ended early: %s", episode.task.task_id, exc)
-                    episode.broken = True
-                    continue
-                episode.steps += 1
+                action = agent.accept(text)
+                slot.invalid += policy.stats.invalid - invalid_before
+                slot.output_tokens += count
+                slot.episode.step(action)
     finally:
-        for harness in idle + [e.harness for e in live]:
+        for harness in idle + [e.episode.harness for e in live]:
             harness.close()
     return [r for r in results if r is not None]
 
 
-def _finish(episode: _Live) -> BatchedEpisode:
-    final = episode.harness.final_state()
-    result = score_final_state(episode.task, final)
-    return BatchedEpisode(task=episode.task, score=result.score, progress=result.progress, steps=episode.steps,
-                          finished=bool(episode.observation.done), output_tokens=episode.output_tokens,
-                          invalid=episode.invalid, tool_calls=main_tool_calls(episode.harness, episode.steps),
+def _finish(slot: _Live) -> BatchedEpisode:
+    episode = slot.episode
+    played = episode.played()
+    result = score_final_state(episode.task, episode.harness.final_state())
+    steps = len(played.actions)
+    return BatchedEpisode(task=episode.task, score=result.score, progress=result.progress, steps=steps,
+                          finished=bool(played.observation.done), output_tokens=slot.output_tokens,
+                          invalid=slot.invalid, tool_calls=main_tool_calls(episode.harness, steps),
                           harness_version=episode.harness.version)

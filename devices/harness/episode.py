@@ -28,7 +28,7 @@ from devices.harness.policy import Policy, PrivilegedPolicy
 from devices.harness.spec import HarnessSpec
 from devices.protocol import DeviceError, TaskInstance
 
-__all__ = ["AfterStep", "Alongside", "Call", "Played", "StepHook", "play"]
+__all__ = ["AfterStep", "Alongside", "Call", "Episode", "Played", "StepHook", "play"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,59 @@ class Alongside:
         return self.actor.next_action(observation)
 
 
+class Episode:
+    """One episode as a machine stepped from outside: reset, prepare (a privileged policy
+    alone) and begin on construction, then `step(action)` until `over`. `play` drives one to
+    its end, asking its policy each step; batched evaluation (`trainer.batched`) drives many at
+    once, deciding their actions in one batched decode. Either way the limits, the hooks and the
+    handling of a device error are this class's."""
+
+    def __init__(self, device: Any, task: TaskInstance, policy: Policy, *,
+                 spec: HarnessSpec | None = None, on_step: StepHook | None = None,
+                 after_step: AfterStep | None = None, max_steps: int | None = None,
+                 call_policy: Call = _direct, call_device: Call = _direct) -> None:
+        self.task, self.policy = task, policy
+        self.on_step, self.after_step = on_step, after_step
+        self.call_policy, self.call_device = call_policy, call_device
+        self.harness = device if isinstance(device, Harness) else Harness(device, spec)
+        self.observation = call_device(self.harness.reset, task)
+        if isinstance(policy, PrivilegedPolicy):
+            policy.prepare(task)
+        call_policy(policy.begin, task.goal, self.harness.catalogue())
+        self.actions: list[Any] = []
+        self.limit = task.max_steps if max_steps is None else max_steps
+        self.error: DeviceError | None = None
+
+    @property
+    def over(self) -> bool:
+        """The step limit is reached, the phone says done, or a device error ended it."""
+        return self.error is not None or len(self.actions) >= self.limit or bool(self.observation.done)
+
+    def ask(self) -> Any:
+        """The policy's next action for the current observation."""
+        return self.call_policy(self.policy.next_action, self.observation)
+
+    def step(self, action: Any) -> None:
+        """Runs `action` on the phone (hooks around it); a device error ends the episode."""
+        index = len(self.actions)
+        if self.on_step is not None:
+            self.on_step(index, self.observation, action)
+        try:
+            self.observation = self.call_device(self.harness.act, action)
+        except DeviceError as exc:
+            logger.warning("episode %s ended early: %s", self.task.task_id, exc)
+            self.error = exc
+            return
+        if self.after_step is not None:
+            self.after_step(index, action, self.observation)
+        self.actions.append(action)
+
+    def played(self) -> Played:
+        """What the episode did so far."""
+        finished = self.error is None and bool(self.observation.done)
+        return Played(self.harness, self.actions, self.observation, finished, self.error)
+
+
 def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec | None = None,
          on_step: StepHook | None = None, after_step: AfterStep | None = None,
          max_steps: int | None = None, call_policy: Call = _direct,
@@ -87,23 +140,8 @@ def play(device: Any, task: TaskInstance, policy: Policy, *, spec: HarnessSpec |
     ends the episode early (`Played.error`); a failed reset and a policy's own error are raised
     to the caller. Every policy call (begin, next_action) goes through `call_policy` and every
     device call (reset, act) through `call_device`."""
-    harness = device if isinstance(device, Harness) else Harness(device, spec)
-    observation = call_device(harness.reset, task)
-    if isinstance(policy, PrivilegedPolicy):
-        policy.prepare(task)
-    call_policy(policy.begin, task.goal, harness.catalogue())
-    actions: list[Any] = []
-    limit = task.max_steps if max_steps is None else max_steps
-    while len(actions) < limit and not observation.done:
-        action = call_policy(policy.next_action, observation)
-        if on_step is not None:
-            on_step(len(actions), observation, action)
-        try:
-            observation = call_device(harness.act, action)
-        except DeviceError as exc:
-            logger.warning("episode %s ended early: %s", task.task_id, exc)
-            return Played(harness, actions, observation, False, exc)
-        if after_step is not None:
-            after_step(len(actions), action, observation)
-        actions.append(action)
-    return Played(harness, actions, observation, bool(observation.done))
+    episode = Episode(device, task, policy, spec=spec, on_step=on_step, after_step=after_step,
+                      max_steps=max_steps, call_policy=call_policy, call_device=call_device)
+    while not episode.over:
+        episode.step(episode.ask())
+    return episode.played()

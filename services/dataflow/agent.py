@@ -38,31 +38,8 @@ BATCH_MAX = 200
 BATCH_WITHIN_S = 0.05
 #: How often `tick` runs (top-ups of the generator's queue).
 TICK_S = 1.0
-#: faust hard-codes aiokafka's fetch_max_wait_ms=1500, and the local broker holds an empty
-#: fetch that long even when records arrive meanwhile, so each hop of the loop waited up to
-#: 1.5 s (measured: a 1.8 s task → verdict → task cycle). 50 ms keeps idle polling cheap.
-FETCH_MAX_WAIT_MS = 50
 #: Exit status of a service that failed on an event or a timer (EX_SOFTWARE).
 CRASH_EXIT = 70
-
-
-def _quick_fetches() -> None:
-    """Caps fetch_max_wait_ms of every aiokafka consumer this (service) process creates."""
-    import aiokafka
-
-    original = aiokafka.AIOKafkaConsumer
-    if getattr(original, "_flywheel_quick", False):
-        return
-
-    class QuickConsumer(original):  # type: ignore[misc, valid-type]
-        _flywheel_quick = True
-
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            wait = kwargs.get("fetch_max_wait_ms", FETCH_MAX_WAIT_MS)
-            kwargs["fetch_max_wait_ms"] = min(int(wait), FETCH_MAX_WAIT_MS)  # type: ignore[call-overload]
-            super().__init__(*args, **kwargs)
-
-    aiokafka.AIOKafkaConsumer = QuickConsumer  # type: ignore[misc]
 
 
 def _die(name: str, what: str) -> None:
@@ -92,7 +69,6 @@ def serve(build: Callable[[BusSettings, str], FoldingService], name: str, *,
 
     for noisy in ("kafka", "aiokafka"):  # connection chatter drowns the service's own lines
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    _quick_fetches()
     try:
         bus = load_bus_settings()
         app = make_app(group_id or f"flywheel-{name}", bus)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import aiokafka
 import pytest
 
 from schemas.topics import TOPICS, Topic
 from streams.consumer import TypedBatchConsumer
 from streams.dlq import read_dead_letters
-from streams.faust_app import FAUST_DEFAULTS, make_app
+from streams.faust_app import FAUST_DEFAULTS, FETCH_MAX_WAIT_MS, make_app
 from streams.lifecycle import stop_process
 from streams.producer import TypedProducer
 from streams.settings import BusSettings
@@ -33,6 +35,27 @@ def test_make_app_uses_local_broker_friendly_settings(tmp_path: Path) -> None:
     assert [str(url) for url in conf.broker] == ["kafka://k1:9092", "kafka://k2:9092"]
     assert conf.broker_commit_every == 10
     assert FAUST_DEFAULTS["processing_guarantee"] != "exactly_once"
+
+
+def test_worker_consumer_holds_empty_fetches_briefly_without_patching_aiokafka(tmp_path: Path) -> None:
+    """faust builds its worker consumer with fetch_max_wait_ms=1500; the app's own transport
+    caps it, and aiokafka's class is the library's own afterwards (no process-wide patch)."""
+    original = aiokafka.AIOKafkaConsumer
+
+    async def built_consumer_wait() -> int:
+        app = make_app("unit-app", BusSettings(bootstrap_servers="k1:9092", data_dir=tmp_path))
+        consumer = app.transport.create_consumer(callback=lambda message: None,
+                                                  on_partitions_revoked=None,
+                                                  on_partitions_assigned=None)
+        client = consumer._new_consumer_thread()._create_worker_consumer(app.transport)
+        try:
+            assert type(client) is original
+            return client._fetch_max_wait_ms
+        finally:
+            await client.stop()
+
+    assert asyncio.run(built_consumer_wait()) == FETCH_MAX_WAIT_MS == 50
+    assert aiokafka.AIOKafkaConsumer is original
 
 
 @pytest.mark.integration
