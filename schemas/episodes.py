@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue, model_validator
 
@@ -18,6 +18,7 @@ __all__ = [
     "ObservationRecorded",
     "Step",
     "TokenUsage",
+    "upcast_observation_v1",
 ]
 
 
@@ -71,9 +72,17 @@ class ActionRequested(Event):
 
 
 class ObservationRecorded(Event):
-    """A device runner executed an action and reports what the device shows now."""
+    """A device runner executed an action and reports what the device shows now.
+
+    v2 added `screen_as_step`: a screen that did not change since an earlier answer of the
+    same episode (a tool call leaves the screen as it was: about 9 answers in 10) is not sent
+    again; `observation.screen` is then empty and the screen is the one answered at that step.
+    """
+
+    current_version: ClassVar[int] = 2
 
     type: Literal["observation.recorded"] = "observation.recorded"
+    schema_version: int = Field(default=2, ge=1)
     episode_id: str
     device_id: str
     step: int = Field(ge=0)
@@ -81,6 +90,15 @@ class ObservationRecorded(Event):
     device_state: dict[str, JsonValue] | None = Field(
         default=None, description="The device part of the final state ({tables, settings, "
         "clock_ms}), answering a 'device_state' request; None otherwise.")
+    screen_as_step: int | None = Field(
+        default=None, ge=0, description="The screen is unchanged since the answer to step N of "
+        "this episode, which carried it: `observation.screen` is then empty and stands for "
+        "that screen (the reader checks both). None: `observation.screen` is the screen.")
+
+
+def upcast_observation_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 → v2: every v1 answer carried its screen (`screen_as_step` absent means None)."""
+    return {**data, "schema_version": 2}
 
 
 class DeviceFailed(Event):

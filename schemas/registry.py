@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.envelope import Event
+from schemas.episodes import upcast_observation_v1
 from schemas.topics import TOPICS
 from schemas.verdicts import upcast_verdict_v1
 
@@ -39,6 +40,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 #: (type, from_version) → function returning the payload at from_version + 1.
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("verdict.issued", 1): upcast_verdict_v1,
+    ("observation.recorded", 1): upcast_observation_v1,
 }
 
 

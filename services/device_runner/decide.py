@@ -7,7 +7,10 @@ the device (no task, unknown task, an episode this device does not hold), or not
 device's action, a stale step, an action older than `stale_after_s`). For a `DeviceOutcome`
 (what the I/O shell saw when it executed a directive) it answers with the event to publish:
 `ObservationRecorded`, or `DeviceFailed` with the reason named — a reset that failed is
-`reset_failed`, never an observation.
+`reset_failed`, never an observation. An observation whose screen is the one already sent in
+this episode carries no screen and names the step that sent it (`screen_as_step`): about nine
+answers in ten are tool calls that leave the screen as it was, and screens are two thirds of
+an answer's bytes.
 
 `evolve(state, event)` folds a directive or a published event into the next state. The thin
 I/O shell that runs directives on a device is services.device_runner.execute.
@@ -26,7 +29,7 @@ from typing import Any, Literal
 from devices.protocol import TaskInstance
 from schemas.envelope import Event
 from schemas.episodes import ActionRequested, DeviceFailed, ObservationRecorded
-from schemas.observations import Observation
+from schemas.observations import Observation, UIElement
 from services.device_runner.tasks import TaskNotResolved, resolve_task
 
 __all__ = [
@@ -80,11 +83,15 @@ _REASONS: dict[str, FailureReason] = {"reset_failed": "reset_failed", "lost": "d
 
 @dataclass(frozen=True)
 class Executed:
-    """The last step a device executed and the events it produced for it."""
+    """The last step a device executed and the events it produced for it; after an
+    observation, the screen the device shows and the step whose answer carried it in full
+    (`screen_step` None after a failure)."""
 
     episode_id: str
     step: int
     events: tuple[Event, ...]
+    screen: tuple[UIElement, ...] = ()
+    screen_step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,7 @@ def decide(state: RunnerState, message: ActionRequested | DeviceOutcome, now: da
            ) -> list[Produced]:
     """The directives or events `message` leads to (pure: no device, no clock but `now`)."""
     if isinstance(message, DeviceOutcome):
-        return [_report(message)]
+        return [_report(state, message)]
     event = message
     if event.device_id != state.device_id:
         return [Dropped(event, "for another device")]
@@ -190,10 +197,16 @@ def evolve(state: RunnerState, event: Produced) -> RunnerState:
         return state
     if event.device_id != state.device_id:
         return state
-    executed = Executed(event.episode_id, event.step, (event,))
     if isinstance(event, ObservationRecorded):
+        last = state.last
+        if event.screen_as_step is not None and last is not None:  # the screen stays as it was
+            executed = Executed(event.episode_id, event.step, (event,), last.screen, last.screen_step)
+        else:
+            executed = Executed(event.episode_id, event.step, (event,),
+                                tuple(event.observation.screen), event.step)
         return dataclasses.replace(state, last=executed, episode=event.episode_id,
                                    executed=state.executed + 1)
+    executed = Executed(event.episode_id, event.step, (event,))
     return dataclasses.replace(state, last=executed, episode=None, failed=state.failed + 1)
 
 
@@ -203,16 +216,30 @@ def _restarts(last: Executed, event: ActionRequested) -> bool:
     return event.step == 0 and all(e.causation_id != event.event_id for e in last.events)
 
 
-def _report(outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
+def _report(state: RunnerState, outcome: DeviceOutcome) -> ObservationRecorded | DeviceFailed:
     event = outcome.request
     if outcome.kind == "observed" and outcome.observation is not None:
+        observation, as_step = outcome.observation, _unchanged_since(state.last, event, outcome.observation)
+        if as_step is not None:
+            observation = observation.model_copy(update={"screen": []})
         return ObservationRecorded(event_id=response_id(event), source=SOURCE,
                                    episode_id=event.episode_id,
                                    device_id=event.device_id, step=event.step,
-                                   observation=outcome.observation,
-                                   device_state=outcome.device_state, **event.caused())
+                                   observation=observation, device_state=outcome.device_state,
+                                   screen_as_step=as_step, **event.caused())
     reason = _REASONS.get(outcome.kind, "crashed")
     return _failed(event, reason, outcome.message or f"{event.device_id}: {outcome.kind}")
+
+
+def _unchanged_since(last: Executed | None, event: ActionRequested, observation: Observation
+                     ) -> int | None:
+    """The step whose answer carried the screen `observation` shows, when it is unchanged
+    since then in this episode (so it need not travel again); None when it must be sent: a
+    reset (step 0: the reader starts afresh), a new episode, a changed or empty screen."""
+    if (last is None or last.screen_step is None or event.step == 0
+            or last.episode_id != event.episode_id or not observation.screen):
+        return None
+    return last.screen_step if tuple(observation.screen) == last.screen else None
 
 
 def _failed(event: ActionRequested, reason: FailureReason, message: str) -> DeviceFailed:
@@ -239,6 +266,8 @@ class RunnerMemory:
 
     def __init__(self, state: RunnerState | None = None) -> None:
         self.states: dict[str, RunnerState] = {}
+        #: Actions keyed to phones this runner does not serve, passed over undecoded.
+        self.passed_over = 0
         self._current: str | None = None
         if state is not None:
             self.state = state

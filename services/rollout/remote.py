@@ -7,6 +7,9 @@ device id, and waiting for the `observation.recorded` or `device.failed` that an
 planner actions (memory, skills, delegation, answers) stay in the rollout and only device work
 crosses the wire. Request 0 of an episode carries the whole task instance (the runner resets
 to it); the last, a `device_state` request, brings back the device part of the final state.
+An answer whose screen did not change since an earlier answer of the episode names that step
+(`screen_as_step`) instead of repeating the screen (a tool call leaves the screen as it was);
+the device puts the screen back, and an answer naming a screen it never sent loses the device.
 
 No call blocks forever: a request unanswered within `timeout_s` raises DeviceLost (and so
 does a `device.failed` answer; a failed reset raises DeviceError), and the device then counts
@@ -150,6 +153,7 @@ class RemoteDevice:
         # rollout's own call timeout gave up on it) must not mark the next episode lost
         self._lost: str | None = None
         self._view: Observation | None = None  # the current view, when nothing changed since
+        self._screen: tuple[int | None, list[Any]] = (None, [])  # the last screen sent in full, and its step
 
     def bind(self, episode_id: str, correlation_id: str | None = None) -> None:
         """Names the next episode (the rollout's episode id), before `reset`."""
@@ -159,6 +163,7 @@ class RemoteDevice:
     def reset(self, task: TaskInstance) -> Observation:
         episode_id = self.episode_id or f"{task.task_id}-{uuid.uuid4().hex[:8]}"
         self.episode_id, self._step, self._lost = episode_id, 0, None
+        self._screen = (None, [])
         self._attempt += 1
         reply = self._send("observe", _NO_ACTION, task=task)
         self._view = reply.observation
@@ -233,4 +238,24 @@ class RemoteDevice:
             if reply.reason == "reset_failed":
                 raise DeviceError(f"{self.device_id} could not reset: {reply.message}")
             raise DeviceLost(f"{self.device_id} failed ({reply.reason}): {reply.message}")
-        return reply
+        return self._with_screen(reply)
+
+    def _with_screen(self, reply: ObservationRecorded) -> ObservationRecorded:
+        """The reply with its screen: one sent in full is kept for the answers that name it by
+        step (`screen_as_step`: unchanged since then), which get it back here."""
+        if reply.screen_as_step is None:
+            self._screen = (reply.step, reply.observation.screen)
+            return reply
+        step, screen = self._screen
+        if reply.observation.screen:
+            self._lost = "answered with a screen and a reference to an earlier one"
+            raise DeviceLost(f"{self.device_id} answered step {reply.step} of episode "
+                             f"{self.episode_id} with a screen and screen_as_step "
+                             f"{reply.screen_as_step}; send one or the other")
+        if reply.screen_as_step != step:
+            self._lost = f"answered with the screen of step {reply.screen_as_step}, not sent"
+            raise DeviceLost(f"{self.device_id} answered step {reply.step} of episode "
+                             f"{self.episode_id} with the screen of step {reply.screen_as_step}, "
+                             f"but the last screen it sent was step {step}'s")
+        observation = reply.observation.model_copy(update={"screen": screen})
+        return reply.model_copy(update={"observation": observation, "screen_as_step": None})

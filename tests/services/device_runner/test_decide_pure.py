@@ -6,7 +6,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from schemas.episodes import DeviceFailed, ObservationRecorded
-from schemas.observations import Observation
+from schemas.observations import Observation, UIElement
 from services.device_runner.decide import (
     DeviceOutcome,
     Dropped,
@@ -113,3 +113,53 @@ def test_decide_and_evolve_do_not_mutate_their_input() -> None:
     frozen = dataclasses.replace(state)
     _run(state, 0)
     assert state == frozen
+
+
+SCREEN_A = [UIElement(text="Inbox"), UIElement(text="Compose")]
+SCREEN_B = [UIElement(text="Draft")]
+
+
+def _answer(state: RunnerState, step: int, screen: list[UIElement], episode: str = "ep-1"
+            ) -> tuple[RunnerState, ObservationRecorded]:
+    [directive] = decide(state, request("sim-0", episode, step), NOW)
+    state = evolve(state, directive)
+    assert isinstance(directive, Execute)
+    seen = Observation(step=step, clock_ms=0, screen=screen)
+    [event] = decide(state, DeviceOutcome(directive.request, "observed", seen), NOW)
+    assert isinstance(event, ObservationRecorded)
+    return evolve(state, event), event
+
+
+def test_an_unchanged_screen_is_named_by_the_step_that_sent_it_not_sent_again() -> None:
+    state, first = _answer(RunnerState("sim-0"), 0, SCREEN_A)
+    assert first.screen_as_step is None and first.observation.screen == SCREEN_A  # a reset: in full
+    state, same = _answer(state, 1, SCREEN_A)
+    assert same.screen_as_step == 0 and same.observation.screen == []
+    state, still = _answer(state, 2, SCREEN_A)
+    assert still.screen_as_step == 0  # the step that carried it, not the one that named it
+    state, changed = _answer(state, 3, SCREEN_B)
+    assert changed.screen_as_step is None and changed.observation.screen == SCREEN_B
+    state, back = _answer(state, 4, SCREEN_A)
+    assert back.screen_as_step is None  # only the last screen sent is named
+    state, _ = _answer(state, 5, [])
+    state, empty = _answer(state, 6, [])
+    assert empty.screen_as_step is None  # nothing to save on an empty screen
+
+
+def test_a_screen_is_sent_in_full_after_a_reset_and_in_a_new_episode() -> None:
+    state, _ = _answer(RunnerState("sim-0"), 0, SCREEN_A)
+    state, _ = _answer(state, 1, SCREEN_A)
+    state, again = _answer(state, 0, SCREEN_A)  # the same episode started again
+    assert again.screen_as_step is None
+    state, _ = _answer(state, 1, SCREEN_A)
+    state, other = _answer(state, 0, SCREEN_A, episode="ep-2")  # the next episode
+    assert other.screen_as_step is None
+    state, named = _answer(state, 1, SCREEN_A, episode="ep-2")
+    assert named.screen_as_step == 0
+
+
+def test_a_failure_forgets_the_screen() -> None:
+    state, _ = _answer(RunnerState("sim-0"), 0, SCREEN_A)
+    [failed] = decide(state, DeviceOutcome(request("sim-0", "ep-1", 1), "lost", message="gone"), NOW)
+    state = evolve(state, failed)
+    assert state.last is not None and state.last.screen_step is None

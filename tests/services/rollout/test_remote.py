@@ -16,9 +16,12 @@ import pytest
 
 from devices.blobs import BlobStore
 from devices.harness.harness import Harness
+from devices.protocol import DeviceLost
 from devices.sim import SimPhone
 from devices.suite.registry import templates_for
-from schemas.episodes import ActionRequested, EpisodeEnded
+from schemas.actions import Wait
+from schemas.episodes import ActionRequested, EpisodeEnded, ObservationRecorded
+from schemas.observations import Observation, UIElement
 from schemas.settings import SettingsError
 from schemas.tasks import TaskProposed
 from schemas.topics import Topic
@@ -311,6 +314,64 @@ def test_the_service_through_a_runner_of_many_phones_gives_the_in_process_episod
     for task_id, episode in ended.items():
         assert episode.outcome == local[task_id].outcome == "finished"
         assert _steps(episode) == _steps(local[task_id]), task_id
+    answers = _answers(bootstrap, observations)
+    named = [a for a in answers if a.screen_as_step is not None]
+    assert named and all(a.observation.screen == [] for a in named)  # unchanged screens not resent
+    assert len(named) < len(answers)
+
+
+def _answers(bootstrap: str, observations: Topic) -> list[ObservationRecorded]:
+    """Every observation.recorded on the topic so far."""
+    out: list[ObservationRecorded] = []
+    with TypedBatchConsumer(bootstrap, [observations], f"answers-{uuid.uuid4().hex[:8]}") as reader:
+        while batch := reader.poll_batch(1000):
+            out += [r.event for r in batch if isinstance(r.event, ObservationRecorded)]
+    return out
+
+
+class _Answers:
+    """A router that answers each request with the next of a script of replies (what a broken
+    or hostile runner could send), so RemoteDevice's checks meet them without a broker."""
+
+    def __init__(self, *replies: dict[str, Any]) -> None:
+        self.replies = list(replies)
+
+    def request(self, event: ActionRequested, timeout_s: float) -> ObservationRecorded:
+        fields = self.replies.pop(0)
+        observation = Observation(step=event.step, clock_ms=0, screen=fields.pop("screen", []))
+        return ObservationRecorded(source="runner/0", correlation_id=event.correlation_id,
+                                   causation_id=event.event_id, episode_id=event.episode_id,
+                                   device_id=event.device_id, step=event.step,
+                                   observation=observation, **fields)
+
+
+SCREEN = [UIElement(text="Inbox")]
+
+
+def test_a_screen_named_by_step_comes_back_whole() -> None:
+    device = RemoteDevice("sim-0", _Answers({"screen": SCREEN}, {"screen_as_step": 0},  # type: ignore[arg-type]
+                                            {"screen_as_step": 0}), tools={})
+    device.bind("ep-1")
+    assert device.reset(instance_of(_tasks(1)[0])).screen == SCREEN
+    assert device.act(Wait()).screen == SCREEN
+    assert device.act(Wait()).screen == SCREEN
+
+
+@pytest.mark.parametrize(("replies", "said"), [
+    (({"screen": SCREEN}, {"screen_as_step": 1}), "with the screen of step 1"),  # never sent
+    (({"screen_as_step": 0},), "with the screen of step 0"),  # before any screen
+    (({"screen": SCREEN}, {"screen": SCREEN, "screen_as_step": 0}), "send one or the other"),
+])
+def test_a_runner_naming_a_screen_it_never_sent_loses_the_device(replies: tuple[dict[str, Any], ...],
+                                                                 said: str) -> None:
+    device = RemoteDevice("sim-0", _Answers(*[dict(r) for r in replies]), tools={})  # type: ignore[arg-type]
+    device.bind("ep-1")
+    task = instance_of(_tasks(1)[0])
+    with pytest.raises(DeviceLost, match=said):
+        device.reset(task)
+        device.act(Wait())
+    with pytest.raises(DeviceLost):  # the episode is over on this device
+        device.act(Wait())
 
 
 def test_a_router_decodes_only_the_answers_to_its_own_requests(bootstrap: str, fresh_topic,
