@@ -266,8 +266,6 @@ class RunnerMemory:
 
     def __init__(self, state: RunnerState | None = None) -> None:
         self.states: dict[str, RunnerState] = {}
-        #: Actions keyed to phones this runner does not serve, passed over undecoded.
-        self.passed_over = 0
         self._current: str | None = None
         if state is not None:
             self.state = state

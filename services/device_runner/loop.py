@@ -66,18 +66,14 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device | Sequence[
         bootstrap, started = ensure_broker(load_bus_settings())
     memory = memory if memory is not None else RunnerMemory()
     guards = {device_id: ActionGuard(settings.action_timeout_s) for device_id in by_id}
-    first = devices[0]  # should another phone's action get through, decide drops it under this one
-    # Actions are keyed by device id: another runner's, on a partition this one shares, is
-    # passed over undecoded (its own runner, or the archiver, dead-letters it if it is bad).
-    keys = frozenset(device_id.encode() for device_id in by_id)
+    first = devices[0]  # another runner's action on a shared partition is dropped under it
     try:
         create_topics(bootstrap, [actions, observations])
         client_id = f"device-runner-{settings.device_id}"
         with TypedBatchConsumer(bootstrap, [actions], settings.group_for(), client_id=client_id,
                                 auto_offset_reset=settings.start_from,
                                 partitions=devices_partitions(list(by_id)),
-                                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
-                                wanted=keys.__contains__) as consumer, \
+                                fetch_max_wait_ms=FETCH_MAX_WAIT_MS) as consumer, \
                 TypedProducer(bootstrap, client_id=client_id) as producer:
             partitions = sorted({tp.partition for tp in consumer.assignment()})
             logger.info("device runner for %s reads %s%s, offsets under %s",
@@ -87,7 +83,6 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device | Sequence[
                 on_ready()
             while not stop_event.is_set():
                 batch = consumer.poll_batch(settings.poll_timeout_ms)
-                memory.passed_over = consumer.passed_over
 
                 def handle_record(record: Record) -> list[FutureRecordMetadata]:
                     event = record.event
