@@ -13,7 +13,6 @@ run_episode` does, so the scores match the one-at-a-time path up to the numerics
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,8 +26,6 @@ from devices.suite.scoring import score_final_state
 from trainer.outcome import main_tool_calls
 
 __all__ = ["BatchedEpisode", "run_batched"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -85,7 +82,8 @@ def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None,
             if before_step is not None:
                 before_step()
             agents = [e.episode.policy for e in live]
-            prompts = [a.prompt_ids(a.prompt_messages(e.episode.observation)) for a, e in zip(agents, live, strict=True)]
+            prompts = [a.prompt_ids(a.prompt_messages(e.episode.observation))
+                       for a, e in zip(agents, live, strict=True)]
             before = len(policy.stats.output_tokens)
             schemas = [a.answer_schema() for a in agents] if policy.constrained else None
             texts = policy.generate_batch(prompts, schemas)
@@ -104,10 +102,9 @@ def run_batched(policy: Any, tasks: Sequence[TaskInstance], *, spec: Any = None,
 
 def _finish(slot: _Live) -> BatchedEpisode:
     episode = slot.episode
-    played = episode.played()
     result = score_final_state(episode.task, episode.harness.final_state())
-    steps = len(played.actions)
+    steps = len(episode.actions)
     return BatchedEpisode(task=episode.task, score=result.score, progress=result.progress, steps=steps,
-                          finished=bool(played.observation.done), output_tokens=slot.output_tokens,
+                          finished=bool(episode.observation.done), output_tokens=slot.output_tokens,
                           invalid=slot.invalid, tool_calls=main_tool_calls(episode.harness, steps),
                           harness_version=episode.harness.version)
