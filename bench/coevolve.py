@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console
+
+from bench.report import trainer_logging
 
 __all__ = ["main"]
 
@@ -69,8 +70,7 @@ def main(argv: list[str] | None = None) -> None:
                              "retrained, then scored and given its harness round)")
     parser.add_argument("--out", default="var/bench/coevolve")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("trainer").setLevel(logging.INFO)
+    trainer_logging()
 
     from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds
     from trainer.data import build_oracle_snapshot

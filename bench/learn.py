@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rich.console import Console
 from rich.table import Table
 
+from bench.report import trainer_logging
+
 __all__ = ["main"]
 
 logger = logging.getLogger(__name__)
@@ -265,12 +267,7 @@ def main(argv: list[str] | None = None) -> None:
                         "templates are trained on and scored")
     parser.add_argument("--out", default="var/bench/learn")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("trainer").setLevel(logging.INFO)
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    trainer_logging(args.threads)
     stages = args.stages.split(",")
     splits = args.splits.split(",")
     out = Path(args.out)

@@ -4,12 +4,14 @@
 each aim, its ratio, the bound and whether this run met it, so a reader (or a test)
 compares runs without parsing tables. Aims are `{name: (ratio, bound)}`: met when
 `ratio >= bound`. The table benches (`harness`, `phone`) print `Figure`s: a median beside the
-median of its baseline, measured in the same run (`median_of`).
+median of its baseline, measured in the same run (`median_of`). The training benches (`coevolve`,
+`learn`, `train`) share their logging and torch set-up (`trainer_logging`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import statistics
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Figure", "aim_lines", "median_of", "write_report"]
+__all__ = ["Figure", "aim_lines", "median_of", "trainer_logging", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,17 @@ def aim_lines(aims: Mapping[str, tuple[float, float]]) -> list[str]:
     """One line per aim: `name: 0.42 (aim >= 0.80) not met`."""
     return [f"{name}: {ratio:.2f} (aim >= {bound:.2f}) {'met' if ratio >= bound else 'not met'}"
             for name, (ratio, bound) in aims.items()]
+
+
+def trainer_logging(threads: int = 0) -> None:
+    """Logs warnings, and the trainer's progress at INFO, with times; `threads` > 0 sets how
+    many threads torch uses (0 leaves torch's default)."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("trainer").setLevel(logging.INFO)
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def _cpus() -> int:

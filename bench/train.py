@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import statistics
 import sys
 import time
@@ -34,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console
 from rich.table import Table
+
+from bench.report import trainer_logging
 
 __all__ = ["main"]
 
@@ -118,12 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--out", default="var/bench/train")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("trainer").setLevel(logging.INFO)
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    trainer_logging(args.threads)
     from devices.suite.instances import generate_split
     from trainer.answer_positions import every_position
     from trainer.data import build_oracle_snapshot, read_snapshot, render_examples

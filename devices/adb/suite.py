@@ -229,6 +229,12 @@ def _pair_params(rng: random.Random) -> dict[str, str]:
             "other_phone": other["phone"]}
 
 
+def _pair_state(p: dict[str, Any]) -> dict[str, Any]:
+    """The phone's contacts for `_pair_params`: the target and the other person, both saved."""
+    return {"contacts": {"contacts": [{"name": p["name"], "phone": p["phone"]},
+                                      {"name": p["other"], "phone": p["other_phone"]}]}}
+
+
 _SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u2009\u202f"), " ")
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2212"), "-")
 _CLOCK_TIME = re.compile(r"(\d{1,2}):(\d\d)(?:\s*([ap])\.?m\.?)?")
@@ -427,15 +433,13 @@ DEVICE_TEMPLATES: tuple[DeviceTemplate, ...] = (
         "stock_contact_delete", "tool", ("contacts",),
         _pair_params,
         lambda p: f"Delete {p['name']} from my contacts.",
-        lambda p: {"contacts": {"contacts": [{"name": p["name"], "phone": p["phone"]},
-                                             {"name": p["other"], "phone": p["other_phone"]}]}},
+        _pair_state,
         lambda p: Expect(contacts_removed=(p["name"],)), _delete_oracle),
     DeviceTemplate(
         "stock_contact_lookup", "tool", ("contacts",),
         _pair_params,
         lambda p: f"What is {p['name']}'s phone number?",
-        lambda p: {"contacts": {"contacts": [{"name": p["name"], "phone": p["phone"]},
-                                             {"name": p["other"], "phone": p["other_phone"]}]}},
+        _pair_state,
         lambda p: Expect(answer_contains=p["phone"]), _lookup_oracle),
     DeviceTemplate(
         "stock_alarm_set", "tool", ("clock",), lambda rng: {"time": _time(rng)},

@@ -29,27 +29,22 @@ def _sent(adbd: FakeAdbd, prefix: str) -> int:
     return sum(s.partition(":")[2].startswith(prefix) for s in adbd.services if s.startswith("shell"))
 
 
-def test_a_contact_insert_that_ran_before_its_link_dropped_is_not_sent_again(
-        phone: AdbPhone, adbd: FakeAdbd, android: StockAndroid) -> None:
+@pytest.mark.parametrize(("drop", "sends", "read_back"), [
+    # It ran, then the link dropped: the read-back finds the contact, so it is not sent again.
+    ("drop_after_running", 1, 1),
+    # The link dropped before it ran: the read-back finds nothing, so it is sent again, once.
+    ("drop_before_running", 2, 0),
+], ids=["ran-before-the-drop", "dropped-before-it-ran"])
+def test_a_contact_insert_whose_link_dropped_ends_as_one_contact(
+        phone: AdbPhone, adbd: FakeAdbd, android: StockAndroid, drop: str, sends: int,
+        read_back: int) -> None:
     phone.reset(CONTRACT_TASK)
     before = _sent(adbd, RAW_INSERT)
-    adbd.drop_after_running(1, matching="content insert")
+    getattr(adbd, drop)(1, matching="content insert")
     added = _call(phone, "contacts.add", name="Ines Ruiz", phone="+1-555-777-0000")
     assert added.ok and added.value["name"] == "Ines Ruiz"
     assert _live(android) == ["Ines Ruiz", "Mum", "Zoe Contract"]  # one contact, not two
-    assert _sent(adbd, RAW_INSERT) - before == 1 and phone.adb.read_back == 1
-
-
-def test_a_contact_insert_whose_link_dropped_before_it_ran_is_sent_again_once(
-        phone: AdbPhone, adbd: FakeAdbd, android: StockAndroid) -> None:
-    phone.reset(CONTRACT_TASK)
-    before = _sent(adbd, RAW_INSERT)
-    adbd.drop_before_running(1, matching="content insert")
-    added = _call(phone, "contacts.add", name="Ines Ruiz", phone="+1-555-777-0000")
-    assert added.ok
-    assert _live(android) == ["Ines Ruiz", "Mum", "Zoe Contract"]
-    assert _sent(adbd, RAW_INSERT) - before == 2  # the read-back found nothing, so it went again
-    assert phone.adb.read_back == 0
+    assert _sent(adbd, RAW_INSERT) - before == sends and phone.adb.read_back == read_back
 
 
 def test_a_dropped_data_row_insert_is_read_back_too(phone: AdbPhone, adbd: FakeAdbd,

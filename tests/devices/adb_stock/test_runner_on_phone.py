@@ -3,7 +3,6 @@ cannot do is `device.failed` (reset_failed) — never an observation — and the
 
 from __future__ import annotations
 
-import threading
 import uuid
 
 import pytest
@@ -13,12 +12,11 @@ from schemas.actions import ToolCall
 from schemas.episodes import DeviceFailed, ObservationRecorded
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.execute import handle
-from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import DeviceRunnerSettings
 from tests.devices.contract import CONTRACT_TASK
 from tests.devices.fake_adbd import FakeAdbd
 from tests.services.device_runner.helpers import request
-from tests.services.device_runner.test_loop import _Collector, _publish
+from tests.services.device_runner.test_loop import _publish, _serve_and_collect
 
 SEARCH = ToolCall(name="contacts.search", arguments={"query": "Zoe"})
 
@@ -55,19 +53,8 @@ def test_the_runner_publishes_a_failed_reset_as_device_failed_and_keeps_serving(
                                   request(device, "ep-b", 1, SEARCH)])
     settings = DeviceRunnerSettings(device_id=device, group_id=f"phones-{uuid.uuid4().hex[:8]}",
                                     poll_timeout_ms=100, kind="adb")
-    stop = threading.Event()
     memory = RunnerMemory()
-    thread = threading.Thread(target=run_device_runner, args=(settings, phone, stop), kwargs={
-        "bootstrap": bootstrap, "actions": actions, "observations": observations,
-        "memory": memory}, daemon=True)
-    thread.start()
-    collector = _Collector(bootstrap, observations)
-    try:
-        events = collector.until(lambda seen: len(seen) >= 3)
-    finally:
-        collector.close()
-        stop.set()
-        thread.join(30)
+    events = _serve_and_collect(bootstrap, actions, observations, [(settings, phone, memory)], 3)
     by_episode = {(e.episode_id, e.step): e for e in events}
     failed = by_episode[("ep-a", 0)]
     assert isinstance(failed, DeviceFailed) and failed.reason == "reset_failed"

@@ -3,7 +3,6 @@ actions published before a runner starts are executed, not lost."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 
@@ -13,11 +12,10 @@ from devices.sim import SimPhone
 from schemas.episodes import ObservationRecorded
 from services.device_runner.decide import RunnerMemory
 from services.device_runner.farm import partition_for
-from services.device_runner.loop import run_device_runner
 from services.device_runner.settings import DeviceRunnerSettings
 from streams.consumer import TypedBatchConsumer
 from tests.services.device_runner.helpers import request
-from tests.services.device_runner.test_loop import _Collector, _publish
+from tests.services.device_runner.test_loop import _publish, _serve_and_collect
 
 pytestmark = pytest.mark.integration
 
@@ -52,25 +50,10 @@ def test_runners_read_only_their_partition_and_miss_nothing_sent_before(
     _publish(bootstrap, actions, [request(d, f"ep-{d}", s) for s in range(3)
                                   for d in (first, second)])
     group = f"farm-{uuid.uuid4().hex[:8]}"
-    stop = threading.Event()
     memories = {d: RunnerMemory() for d in (first, second)}
-    threads = []
-    for device in (first, second):
-        settings = DeviceRunnerSettings(device_id=device, group_id=group, poll_timeout_ms=100)
-        thread = threading.Thread(target=run_device_runner, args=(settings, SimPhone(device), stop),
-                                  kwargs={"bootstrap": bootstrap, "actions": actions,
-                                          "observations": observations,
-                                          "memory": memories[device]}, daemon=True)
-        thread.start()
-        threads.append(thread)
-    collector = _Collector(bootstrap, observations)
-    try:
-        events = collector.until(lambda seen: len(seen) >= 6)
-    finally:
-        collector.close()
-        stop.set()
-        for thread in threads:
-            thread.join(30)
+    events = _serve_and_collect(bootstrap, actions, observations, [
+        (DeviceRunnerSettings(device_id=d, group_id=group, poll_timeout_ms=100), SimPhone(d), memories[d])
+        for d in (first, second)], 6)
     assert all(isinstance(e, ObservationRecorded) for e in events) and len(events) == 6
     for device in (first, second):
         assert memories[device].executed == 3

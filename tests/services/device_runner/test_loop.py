@@ -84,6 +84,27 @@ class _Collector:
         self.consumer.close()
 
 
+def _serve_and_collect(bootstrap: str, actions: Topic, observations: Topic,
+                       runners: list[tuple[DeviceRunnerSettings, Any, RunnerMemory]],
+                       count: int) -> list[Event]:
+    """Runs each (settings, phone, memory) runner in its own thread until `count` observations
+    are read from the start of `observations`, then stops them all."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=run_device_runner, args=(settings, phone, stop), kwargs={
+        "bootstrap": bootstrap, "actions": actions, "observations": observations,
+        "memory": memory}, daemon=True) for settings, phone, memory in runners]
+    for thread in threads:
+        thread.start()
+    collector = _Collector(bootstrap, observations)
+    try:
+        return collector.until(lambda seen: len(seen) >= count)
+    finally:
+        collector.close()
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+
+
 def test_each_runner_serves_only_its_own_device_in_order(bootstrap: str, fresh_topic) -> None:
     actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
     group = f"runners-{uuid.uuid4().hex[:8]}"

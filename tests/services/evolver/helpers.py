@@ -13,15 +13,17 @@ from schemas.verdicts import FailureTraced, VerdictIssued
 from services.dataflow.evolution.delta import normalise
 from services.dataflow.evolution.paired import EpisodeScore
 
-# Validated as the harness validates it (defaults filled in), so SPEC["version"] is the version a
-# Harness on this spec reports, whatever defaults HarnessSpec gains later.
-SPEC = normalise({
+#: A small harness spec as an author writes it (no defaults filled in, no version).
+BASE_SPEC: dict[str, Any] = {
     "tools": {"hidden": [], "descriptions": {}},
     "skills": [], "subagents": [],
     "memory": {"retrieval": "lexical", "top_k": 5, "context_entries": 0},
     "playbook": ["Read before you write."],
     "context": {"budget_tokens": 2048, "recent_steps": 4, "screen_elements": 30},
-})
+}
+# Validated as the harness validates it (defaults filled in), so SPEC["version"] is the version a
+# Harness on this spec reports, whatever defaults HarnessSpec gains later.
+SPEC = normalise(BASE_SPEC)
 TEMPLATES = {"text_relative": "tool", "set_alarm": "tool", "recall_address": "memory",
              "bedtime": "skills", "delegate_trip": "subagent"}
 

@@ -18,14 +18,9 @@ from services.dataflow.evolution.propose import (
     success_from_episode,
     trace_of,
 )
+from tests.services.evolver.helpers import BASE_SPEC
 
-SPEC = with_version({
-    "tools": {"hidden": [], "descriptions": {}},
-    "skills": [], "subagents": [],
-    "memory": {"retrieval": "lexical", "top_k": 5, "context_entries": 0},
-    "playbook": ["Read before you write."],
-    "context": {"budget_tokens": 2048, "recent_steps": 4, "screen_elements": 30},
-})
+SPEC = with_version(BASE_SPEC)
 TOOLS = {"messages.send": {"description": "Send a text message.", "parameters": {
     "type": "object", "required": ["contact_id", "body"],
     "properties": {"contact_id": {"type": "string", "pattern": "^ct_[a-z0-9]+$"},
