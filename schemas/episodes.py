@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import BaseModel, Field, FieldSerializationInfo, JsonValue, SerializerFunctionWrapHandler, \
+    field_serializer, model_validator
 
 from schemas.actions import Action
 from schemas.envelope import Event, Frozen
@@ -18,6 +19,9 @@ __all__ = [
     "ObservationRecorded",
     "Step",
     "TokenUsage",
+    "elide_repeated_screens",
+    "restore_screens",
+    "upcast_episode_ended_v1",
     "upcast_observation_v1",
 ]
 
@@ -44,6 +48,11 @@ class Step(Frozen):
                          "a deliberate slip (the rollout's recovery share) that the phone "
                          "refused; it stays in the history of the rows after it, which show the "
                          "error and the way on.")
+    screen_as_step: int | None = Field(
+        default=None, ge=0, exclude_if=lambda value: value is None,
+        description="On the wire only: the screen is unchanged since step N of this episode, "
+        "which carries it; `observation.screen` is then empty. Reading puts the screen back "
+        "(and this back to None), so a decoded episode equals the one written.")
 
 
 class ActionRequested(Event):
@@ -123,9 +132,18 @@ class EpisodeStarted(Event):
 
 
 class EpisodeEnded(Event):
-    """A whole trajectory, ready for the verifier."""
+    """A whole trajectory, ready for the verifier.
+
+    v2 writes a step's screen only when it differs from the last screen written (a tool call
+    leaves the screen as it was: screens were ~90% of an episode's bytes); a repeated one is
+    written empty with `screen_as_step` naming the step that carries it, and reading puts it
+    back, so in memory every step has its screen.
+    """
+
+    current_version: ClassVar[int] = 2
 
     type: Literal["episode.ended"] = "episode.ended"
+    schema_version: int = Field(default=2, ge=1)
     episode_id: str
     task_id: str
     device_id: str
@@ -145,3 +163,59 @@ class EpisodeEnded(Event):
                                 "`steps` it rebuilds every step's prompt without a simulator.")
     context_version: str | None = Field(default=None, description="The rendering of `context`, "
                                         "e.g. context/2; None on episodes recorded before it.")
+
+    @field_serializer("steps", mode="wrap")
+    def _steps_without_repeated_screens(self, steps: list[Step], handler: SerializerFunctionWrapHandler,
+                                        _info: FieldSerializationInfo) -> Any:
+        return handler(elide_repeated_screens(steps))
+
+    @model_validator(mode="after")
+    def _screens_back(self) -> EpisodeEnded:
+        if any(step.screen_as_step is not None for step in self.steps):
+            self.steps[:] = restore_screens(self.steps)  # the model's own list, filled in place
+        return self
+
+
+def elide_repeated_screens(steps: list[Step]) -> list[Step]:
+    """`steps` as written: a step whose screen equals the last screen written carries none and
+    names the step that does (`screen_as_step`); the others as they are."""
+    written: list[Step] = []
+    last: Step | None = None  # the last step written with its (non-empty) screen
+    for step in steps:
+        screen = step.observation.screen
+        if last is not None and screen and screen == last.observation.screen:
+            observation = BaseModel.model_copy(step.observation, update={"screen": []})
+            step = BaseModel.model_copy(step, update={"observation": observation, "screen_as_step": last.index})
+        elif screen:
+            last = step
+        written.append(step)
+    return written
+
+
+def restore_screens(steps: list[Step]) -> list[Step]:
+    """`steps` as read, every screen back in place; ValueError (one sentence) for a step that
+    carries a screen and a reference, or names a step that carries none before it."""
+    screens: dict[int, list[Any]] = {}
+    restored: list[Step] = []
+    for position, step in enumerate(steps):
+        named = step.screen_as_step
+        if named is None:
+            if step.observation.screen:
+                screens[step.index] = step.observation.screen
+            restored.append(step)
+            continue
+        if step.observation.screen:
+            raise ValueError(f"step {position} carries a screen and screen_as_step {named}; "
+                             f"send one or the other")
+        if named not in screens:
+            raise ValueError(f"step {position} names the screen of step {named}, which no "
+                             f"earlier step carries")
+        # BaseModel.model_copy: both parts were validated, so the copy is not marked unvalidated
+        observation = BaseModel.model_copy(step.observation, update={"screen": screens[named]})
+        restored.append(BaseModel.model_copy(step, update={"observation": observation, "screen_as_step": None}))
+    return restored
+
+
+def upcast_episode_ended_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 → v2: every v1 step carried its screen (`screen_as_step` absent means None)."""
+    return {**data, "schema_version": 2}

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.envelope import Event
-from schemas.episodes import upcast_observation_v1
+from schemas.episodes import upcast_episode_ended_v1, upcast_observation_v1
 from schemas.topics import TOPICS
 from schemas.verdicts import upcast_verdict_v1
 
@@ -41,6 +41,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("verdict.issued", 1): upcast_verdict_v1,
     ("observation.recorded", 1): upcast_observation_v1,
+    ("episode.ended", 1): upcast_episode_ended_v1,
 }
 
 
