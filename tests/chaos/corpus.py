@@ -47,6 +47,15 @@ def poison_corpus(valid: Event) -> list[Poison]:
         return json.dumps(data).encode()
 
     missing = {k: v for k, v in good.items() if k != "episode_id"}
+    # An episode whose one step names the screen of a step it never sent (episode.ended v2);
+    # on other topics it is also a type the topic does not carry.
+    step = {"index": 0, "action": {"action_type": "finish"},
+            "observation": {"step": 1, "clock_ms": 0}, "screen_as_step": 3}
+    unsent_screen = {"type": "episode.ended", "schema_version": 2, "event_id": uuid.uuid4().hex,
+                     "occurred_at": good.get("occurred_at", "2026-12-07T00:00:00Z"),
+                     "source": "chaos/0", "correlation_id": "chaos", "episode_id": "ep-chaos",
+                     "task_id": "t", "device_id": "sim-0", "environment": "sim", "policy": "oracle",
+                     "outcome": "finished", "steps": [step]}
     missing["event_id"] = uuid.uuid4().hex
     deep_inside = variant(task_params={"x": json.loads("[" * 70 + "]" * 70)})
     return [
@@ -71,6 +80,7 @@ def poison_corpus(valid: Event) -> list[Poison]:
         Poison("int over int64", variant(schema_version=2**64)),
         Poison("Infinity", variant(step=1).replace(b'"step": 1', b'"step": Infinity')),
         Poison("coerced int", variant(step=str(good.get("step", 1)))),
+        Poison("screen of an unsent step", json.dumps(unsent_screen).encode(), key=b"ep-chaos"),
         Poison("key is not the key field", encode(valid), key=b"not-" + valid_key(valid)),
         Poison("deep nesting", b"[" * 5000),
         Poison("deep nesting in a field", deep_inside),
