@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, FieldSerializationInfo, JsonValue, SerializerFunctionWrapHandler, \
-    field_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    FieldSerializationInfo,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_validator,
+)
 
 from schemas.actions import Action
 from schemas.envelope import Event, Frozen
