@@ -7,7 +7,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import (
     BaseModel,
     Field,
-    FieldSerializationInfo,
     JsonValue,
     SerializerFunctionWrapHandler,
     field_serializer,
@@ -16,7 +15,7 @@ from pydantic import (
 
 from schemas.actions import Action
 from schemas.envelope import Event, Frozen
-from schemas.observations import BlobRef, Observation
+from schemas.observations import BlobRef, Observation, UIElement
 
 __all__ = [
     "ActionRequested",
@@ -172,8 +171,7 @@ class EpisodeEnded(Event):
                                         "e.g. context/2; None on episodes recorded before it.")
 
     @field_serializer("steps", mode="wrap")
-    def _steps_without_repeated_screens(self, steps: list[Step], handler: SerializerFunctionWrapHandler,
-                                        _info: FieldSerializationInfo) -> Any:
+    def _steps_without_repeated_screens(self, steps: list[Step], handler: SerializerFunctionWrapHandler) -> Any:
         return handler(elide_repeated_screens(steps))
 
     @model_validator(mode="after")
@@ -202,7 +200,7 @@ def elide_repeated_screens(steps: list[Step]) -> list[Step]:
 def restore_screens(steps: list[Step]) -> list[Step]:
     """`steps` as read, every screen back in place; ValueError (one sentence) for a step that
     carries a screen and a reference, or names a step that carries none before it."""
-    screens: dict[int, list[Any]] = {}
+    screens: dict[int, list[UIElement]] = {}
     restored: list[Step] = []
     for position, step in enumerate(steps):
         named = step.screen_as_step
