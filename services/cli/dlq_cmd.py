@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Annotated
 
 import typer
@@ -25,6 +26,8 @@ console = Console()
 
 dlq_app = typer.Typer(help="Inspect dead-letter topics.", no_args_is_help=True)
 
+#: What Kafka accepts as a topic name; anything else cannot have dead letters.
+LEGAL_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
 #: Characters of each dead letter's value shown; enough to recognise it, short enough to scan.
 PREVIEW_CHARS = 200
 
@@ -36,6 +39,10 @@ def show(
 ) -> None:
     """Show each dead letter, grouped by the consumer that refused it: error, source
     topic/partition/offset and a safe preview."""
+    if not LEGAL_TOPIC.fullmatch(topic):
+        raise fail(f"{topic!r} is not a Kafka topic name (letters, digits, '.', '_' and '-', at "
+                   f"most 249); dead letters are kept for {', '.join(sorted(TOPICS))} (each with "
+                   f"{DLQ_SUFFIX})")
     base = topic.removesuffix(DLQ_SUFFIX)
     registered = base in TOPICS
     if not registered and not settings_or_exit().bootstrap_or_none():  # no broker started for a typo

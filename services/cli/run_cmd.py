@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import threading
 import time
@@ -422,6 +423,7 @@ def run(
         from trainer.loop import loop_config
 
         loop_config(base_model, train or (), learning=learning, generations=max(1, generations))
+        _check_options(duration, archive, policy, admission, base_model)
     except ValueError as error:
         fail(str(error))
     with contextlib.ExitStack() as held:
@@ -433,6 +435,28 @@ def run(
         _run(duration, archive, sim_devices, examples, policy, generations, admission, base_model,
              harness_rounds, evolve_templates, evolve_n, evolve_proposals, train, bus, settings, runners,
              rotate_token, fresh, learning)
+
+
+def _check_options(duration: float | None, archive: Path | None, policy: str, admission: str,
+                   base_model: str) -> None:
+    """Raises ValueError in one sentence for an option that cannot work, before the run waits
+    on a broker or starts anything."""
+    from services.cli.train_phase import check_base_model
+    from services.rollout.policies import load_policy
+
+    if duration is not None and not math.isfinite(duration):
+        raise ValueError(f"--duration {duration} is not a number of seconds; pass one, or leave it "
+                         f"out to run until Ctrl-C")
+    if admission not in ("auto", "gate"):
+        raise ValueError(f"--admission {admission!r} is not auto or gate; pass one of those")
+    load_policy(policy)  # the rollout's own start-up check, here before anything starts
+    check_base_model(base_model)
+    if archive is not None:
+        try:
+            archive.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"--archive {archive} cannot be used as the archive folder "
+                             f"({error.strerror or error}); pass a folder this user can write") from None
 
 
 @dataclass
@@ -468,8 +492,6 @@ def _run(duration: float | None, archive: Path | None, sim_devices: int | None, 
         bootstrap, fresh_broker = _start_broker(parts, bus, store, external)
         _topics_and_replay(parts, bootstrap, settings, store, archive_dir, fresh_broker, external)
         _add_device_runners(parts, bootstrap, bus, runners, sim_devices, external)
-        if admission not in ("auto", "gate"):
-            fail(f"--admission {admission!r} is not auto or gate; pass one of those")
         if examples:
             _add_data_loop(parts, bootstrap, Path(bus.data_dir), examples, policy, admission,
                            rotate_token, learning)

@@ -28,7 +28,8 @@ from typing import Any
 from services.cli.loop_run import DataLoop
 from services.cli.rounds_phase import HarnessRoundConfig, HarnessRounds
 
-__all__ = ["BASE_MODEL_NAMES", "TrainingPhase", "resolve_base_model", "training_service"]
+__all__ = ["BASE_MODEL_NAMES", "TrainingPhase", "check_base_model", "resolve_base_model",
+           "training_service"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +47,14 @@ def resolve_base_model(name: str, data_dir: Path) -> Path:
         return target if (target / "config.json").is_file() else build_tiny(target)
     if name == "smollm2":
         return import_smollm2(smollm2_dir(data_dir), data_dir)
+    return check_base_model(name)
+
+
+def check_base_model(name: str) -> Path:
+    """`name` as a local model directory unless it is one of BASE_MODEL_NAMES; raises ValueError
+    in one sentence when it is neither (checked before a run starts anything)."""
     path = Path(name)
-    if not (path / "config.json").is_file():
+    if name not in BASE_MODEL_NAMES and not (path / "config.json").is_file():
         raise ValueError(f"--base-model {name!r} is neither {' nor '.join(BASE_MODEL_NAMES)} nor a "
                          f"directory holding a model's config.json; pass one of those")
     return path
