@@ -162,12 +162,14 @@ class Harness:
         self.device.close()
 
     # ---- what checkers and the context read ----------------------------------------------
-    def final_state(self) -> dict[str, Any]:
+    def final_state(self, *, copy: bool = True) -> dict[str, Any]:
         """The episode's outcome as JSON (contract §3): device tables and settings from the
-        device, memory, log, answer and goal status from the harness."""
-        device_part = device_state(self.device)
+        device, memory, log, answer and goal status from the harness. `copy=False` may share
+        rows and memory with the live episode: for a score taken before the next action (the
+        generator's oracle check), never for a final state that is kept or published."""
+        device_part = device_state(self.device, copy=copy)
         return {"tables": device_part["tables"], "settings": device_part["settings"],
-                "memory": copy_json(self.state.memory),
+                "memory": copy_json(self.state.memory) if copy else self.state.memory,
                 "log": [e.to_dict() for e in self.state.log], "answer": self.state.answer,
                 "goal_status": self.state.goal_status,
                 "clock_ms": int(device_part.get("clock_ms", 0))}
@@ -323,13 +325,16 @@ class Harness:
         return observation
 
 
-def device_state(device: Any) -> dict[str, Any]:
+def device_state(device: Any, *, copy: bool = True) -> dict[str, Any]:
     """The device part of a final state: {"tables": {app: {table: {id: row}}}, "settings",
-    "clock_ms"}, from the device's own `device_state()`."""
+    "clock_ms"}, from the device's own `device_state()`; `copy=False` lets a device that
+    `shares_device_state` hand over its live rows (a scorer's read, before the next action)."""
     reader = getattr(device, "device_state", None)
     if reader is None:
         raise TypeError(f"{type(device).__name__} has no device_state(); a device must report "
                         "its tables and settings for checkers to score it")
+    if not copy and getattr(device, "shares_device_state", False):
+        return reader(copy=False)
     return reader()
 
 

@@ -10,6 +10,7 @@ nodes change the stack or call tool handlers directly (GUI edits are logged as
 from __future__ import annotations
 
 import logging
+from functools import cache
 from typing import Any
 
 from devices.kit.apps import APP_LABELS, resolve_app
@@ -27,6 +28,23 @@ logger = logging.getLogger(__name__)
 LAUNCHER = "com.flywheel.launcher"
 _ICON_COLUMNS = 4  # a classic launcher grid
 _ICON_H = 300
+
+
+@cache
+def _home_icons() -> tuple[Node, ...]:
+    """The launcher's app icons, the same on every home screen (built once: a reset shows them)."""
+    width = SCREEN_W // _ICON_COLUMNS
+    icons = []
+    for i, app in enumerate(APP_MODULES):
+        row, col = divmod(i, _ICON_COLUMNS)
+        top = 300 + row * _ICON_H
+        label = APP_LABELS[app]
+        icons.append(Node(element(text=label, content_description=label, class_name="android.widget.TextView",
+                                  resource_id=f"{LAUNCHER}:id/icon_{app}", package_name=LAUNCHER,
+                                  bounds=_b(col * width, top, (col + 1) * width, top + _ICON_H),
+                                  is_clickable=True, is_focusable=True, is_long_clickable=True),
+                          click=lambda g, app=app: g.launch(app)))
+    return tuple(icons)
 
 
 class GuiError(Exception):
@@ -115,16 +133,8 @@ class Gui:
         return b.build()
 
     def _home(self, b: Builder) -> None:
-        width = SCREEN_W // _ICON_COLUMNS
-        for i, app in enumerate(APP_MODULES):
-            row, col = divmod(i, _ICON_COLUMNS)
-            top = 300 + row * _ICON_H
-            label = APP_LABELS[app]
-            b.add(Node(element(text=label, content_description=label, class_name="android.widget.TextView",
-                               resource_id=f"{LAUNCHER}:id/icon_{app}", package_name=LAUNCHER,
-                               bounds=_b(col * width, top, (col + 1) * width, top + _ICON_H),
-                               is_clickable=True, is_focusable=True, is_long_clickable=True),
-                       click=lambda g, app=app: g.launch(app)))
+        for node in _home_icons():
+            b.add(node)
 
     def _dialog(self, b: Builder, dialog: dict[str, Any]) -> None:
         pkg = "com.android.permissioncontroller"

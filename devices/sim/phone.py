@@ -66,6 +66,9 @@ def initial_state_of(task: TaskInstance, world_seed: int | None = None) -> SimSt
 class SimPhone:
     """A seeded phone sandbox: ten apps, typed tools, UI trees, a step clock and injectable faults."""
 
+    #: `device_state(copy=False)` can share its rows with the live state (a scorer's read).
+    shares_device_state = True
+
     def __init__(self, device_id: str = "sim-0", *, fault_rate: float = 0.0,
                  fault_seed: int | None = None, settings: SimSettings | None = None) -> None:
         self.device_id = device_id
@@ -151,12 +154,12 @@ class SimPhone:
         the harness calls it when it ran an action of its own. Returns the step."""
         return spend_step(self.state, self.settings.step_ms)
 
-    def device_state(self) -> dict[str, Any]:
+    def device_state(self, copy: bool = True) -> dict[str, Any]:
         """The phone's part of a final state (the same shape `SimState.to_final_json` gives
-        the scorer's recomputed start): every app table by row id, settings, the clock."""
-        final = self.state.to_final_json()
-        return {"tables": final["tables"], "settings": final["settings"],
-                "clock_ms": final["clock_ms"]}
+        the scorer's recomputed start): every app table by row id, settings, the clock.
+        `copy=False` shares the rows with the live state (`shares_device_state`): for a
+        scorer that reads them before the next action, never for a kept final state."""
+        return self.state.device_json(copy)
 
     def snapshot(self) -> PhoneSnapshot:
         return PhoneSnapshot(self.state.freeze(), self.faults.getstate(), self.task.task_id)

@@ -291,13 +291,19 @@ class SimState(StateReads):
         rows and memory with this state: for a state that is thrown away after (a scorer's
         rebuilt start state), never for a live phone's."""
         share = (lambda value: value) if not copy else copy_json
+        return {**self.device_json(copy), "memory": share(self._memory),
+                "log": [e.to_dict() for e in self._log], "answer": self.answer,
+                "goal_status": self.goal_status}
+
+    def device_json(self, copy: bool = True) -> dict[str, Any]:
+        """The phone's part of `to_final_json`: every app table by row id, settings, the clock.
+        `copy=False` shares the rows with this state: for a reader done with them before the
+        state changes again (a scorer), never for a final state that is kept."""
         tables: dict[str, dict[str, dict[str, Any]]] = {app: {} for app in TABLES}
         for key, rows in self._tables.items():
             app, table = key.split(".", 1)
-            tables[app][table] = {row_id: share(r) for row_id, r in rows.items()}
-        return {"tables": tables, "settings": dict(self._settings),
-                "memory": share(self._memory), "log": [e.to_dict() for e in self._log],
-                "answer": self.answer, "goal_status": self.goal_status, "clock_ms": self.clock_ms}
+            tables[app][table] = {row_id: copy_json(r) for row_id, r in rows.items()} if copy else dict(rows)
+        return {"tables": tables, "settings": dict(self._settings), "clock_ms": self.clock_ms}
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything observable as plain JSON (for determinism checks and debugging)."""

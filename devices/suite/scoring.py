@@ -55,10 +55,13 @@ def part_templates(task: TaskInstance) -> list[str]:
 
 
 def score_final_state(task: TaskInstance, final_state: dict[str, Any],
-                      world_seed: int | None = None) -> CheckResult:
+                      world_seed: int | None = None, *, before: StateView | None = None) -> CheckResult:
     """The task's checker on the episode's final state (contract §3), never the agent's claim:
-    the template's own checker, or for a composed task the parts' expected changes together."""
-    before, after = initial_view(task, world_seed), StateView.from_json(final_state)
+    the template's own checker, or for a composed task the parts' expected changes together.
+    `before` is `initial_view(task, world_seed)` when the caller already has it (one task
+    scored twice)."""
+    before = before if before is not None else initial_view(task, world_seed)
+    after = StateView.from_json(final_state)
     if not task.template.startswith(COMPOSED_PREFIX):
         result = get_template(task.template).check(dict(task.params), before, after)
         if not 0.0 <= result.score <= 1.0:

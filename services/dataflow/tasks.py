@@ -109,19 +109,23 @@ def oracle_check(task: TaskInstance, harness: Harness) -> tuple[list[Any], float
     final score are returned (1.0 for a solvable task): one reset serves both checks. A device
     error is raised, as in `oracle_actions`."""
     from devices.harness.episode import play
+    from devices.suite.scoring import initial_view
+
+    before = initial_view(task)  # the start state, rebuilt once for both scores
 
     def before_first(index: int, _observation: Any, _action: Any) -> None:
         if index == 0:
-            _solved_already(task, harness)
+            _solved_already(task, harness, before)
 
     played = play(harness, task, ScriptedOracle(), on_step=before_first).checked()
     if not played.actions:  # nothing done: the final state is the untouched one
-        _solved_already(task, harness)
-    return played.actions, score_final_state(task, harness.final_state()).score
+        _solved_already(task, harness, before)
+    # Scored at once and thrown away: the live rows need no copy.
+    return played.actions, score_final_state(task, harness.final_state(copy=False), before=before).score
 
 
-def _solved_already(task: TaskInstance, harness: Harness) -> None:
-    score = score_final_state(task, harness.final_state()).score
+def _solved_already(task: TaskInstance, harness: Harness, before: Any) -> None:
+    score = score_final_state(task, harness.final_state(copy=False), before=before).score
     if score != 0.0:
         raise AlreadySolved(score)
 

@@ -109,6 +109,25 @@ def test_final_state_has_the_contract_shape_and_reads_as_a_state_view() -> None:
     assert "contacts" in final["tables"] and final["tables"]["contacts"]["contacts"]
 
 
+def test_a_kept_final_state_is_a_copy_and_a_shared_one_reads_the_same() -> None:
+    """`final_state()` is the episode's record: later writes must not reach into it. The
+    scorer's `copy=False` read is the same JSON, sharing the live rows."""
+    harness = Harness(SimPhone())
+    harness.reset(make_task({"memory": {"a": {"b": 1}}}))
+    harness.act(ToolCall(name="contacts.add", arguments={"name": "Ada", "phone": "+1-555-0100"}))
+    kept, shared = harness.final_state(), harness.final_state(copy=False)
+    assert kept == shared
+    row_id, row = next((i, r) for i, r in shared["tables"]["contacts"]["contacts"].items()
+                       if r["name"] == "Ada")
+    live = harness.device.state._tables["contacts.contacts"][row_id]
+    assert row is live and kept["tables"]["contacts"]["contacts"][row_id] is not live
+    live["name"] = "Bea"  # a write in place, as any app may make
+    harness.state.memory["a"]["b"] = 2
+    assert shared["tables"]["contacts"]["contacts"][row_id]["name"] == "Bea"
+    assert kept["tables"]["contacts"]["contacts"][row_id]["name"] == "Ada"
+    assert kept["memory"] == {"a": {"b": 1}} and shared["memory"] == {"a": {"b": 2}}
+
+
 def test_snapshot_restore_and_fork_carry_the_harness_state() -> None:
     harness = Harness(SimPhone())
     harness.reset(make_task({"memory": {"a": 1}}))
