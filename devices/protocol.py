@@ -12,7 +12,8 @@ from schemas.envelope import Frozen
 from schemas.observations import Observation
 from schemas.tasks import Family, Split
 
-__all__ = ["MAX_FAULT_SHARE", "Device", "DeviceError", "DeviceLost", "TaskInstance", "too_many_faults"]
+__all__ = ["MAX_FAULT_SHARE", "Device", "DeviceError", "DeviceLost", "TaskInstance", "declares_bounded_calls",
+           "too_many_faults"]
 
 #: More environment faults (episodes a device error ended) than this share of a run's episodes and
 #: its score says little of the policy: `suite eval` reports it and exits non-zero.
@@ -22,6 +23,19 @@ MAX_FAULT_SHARE = 0.2
 def too_many_faults(fault_share: float) -> bool:
     """Whether a run's share of faulted episodes is over MAX_FAULT_SHARE (sim and phone alike)."""
     return fault_share > MAX_FAULT_SHARE
+
+
+
+def declares_bounded_calls(obj: object) -> bool:
+    """Whether `obj`'s own class declares `bounded_calls = True`: every call is in-process work
+    that cannot block, so a caller may skip its per-call timeout thread. A subclass does not
+    inherit the promise (it may override a call with one that waits); an object may also say
+    so through a `bounded_calls` property of its class (a harness, from the device it wraps)."""
+    declared = type(obj).__dict__.get("bounded_calls", False)
+    if isinstance(declared, property):
+        return bool(getattr(obj, "bounded_calls", False))
+    return declared is True
+
 
 logger = logging.getLogger(__name__)
 

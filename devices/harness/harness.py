@@ -22,7 +22,7 @@ from devices.harness.state import HarnessState
 from devices.kit.apps import DEFAULT_TASK
 from devices.kit.final_state import StateView
 from devices.kit.log import LogEntry, copy_json
-from devices.protocol import Device, TaskInstance
+from devices.protocol import Device, TaskInstance, declares_bounded_calls
 from schemas.actions import ToolCall
 from schemas.observations import Observation, ToolResult
 
@@ -52,6 +52,12 @@ class HarnessSnapshot:
 
 class Harness:
     """A device plus the agent's harness; implements devices.protocol.Device."""
+
+    @property
+    def bounded_calls(self) -> bool:
+        """True when no call can block: the device's calls are bounded in-process work and no
+        sub-agent runs a policy of its own (a caller may then skip its per-call timeout)."""
+        return declares_bounded_calls(self.device) and self.subagent_policy is None
 
     def __init__(self, device: Device, spec: HarnessSpec | None = None, *,
                  subagent_policy: Callable[[str], Any] | None = None) -> None:

@@ -68,6 +68,9 @@ class SimPhone:
 
     #: `device_state(copy=False)` can share its rows with the live state (a scorer's read).
     shares_device_state = True
+    #: Every call is bounded in-process work that cannot block (no I/O, simulated time): a
+    #: caller needs no timeout thread around it.
+    bounded_calls = True
 
     def __init__(self, device_id: str = "sim-0", *, fault_rate: float = 0.0,
                  fault_seed: int | None = None, settings: SimSettings | None = None) -> None:

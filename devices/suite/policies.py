@@ -127,6 +127,9 @@ class OraclePolicy(ScriptOracle):
     Privileged: `prepare(task)` gives it the template and the params' intent before `begin`.
     """
 
+    #: In-process and bounded: a rollout calls it without a timeout thread.
+    bounded_calls = True
+
     def _new_script(self, task: TaskInstance) -> Iterator[Any]:
         template = get_template(task.template)
         return iter(template.oracle(dict(task.params), self._observe))
@@ -134,6 +137,9 @@ class OraclePolicy(ScriptOracle):
 
 class NoopPolicy:
     """The do-nothing agent: finishes at once, changing nothing."""
+
+    #: In-process and bounded: a rollout calls it without a timeout thread.
+    bounded_calls = True
 
     name = "noop"
 
@@ -146,6 +152,9 @@ class NoopPolicy:
 
 class RandomPolicy:
     """Seeded random actions over the whole action space, never finishing on its own."""
+
+    #: In-process and bounded: a rollout calls it without a timeout thread.
+    bounded_calls = True
 
     name = "random"
 

@@ -73,6 +73,9 @@ class ScriptedOracle(ScriptOracle):
     """The scripted expert for any task (template or composed). Privileged like the suite's
     OraclePolicy: `prepare(task)` before `begin`; it reads ids and values from observations."""
 
+    #: In-process and bounded: a rollout calls it without a timeout thread.
+    bounded_calls = True
+
     def _new_script(self, task: TaskInstance) -> Iterator[Any]:
         return _chain(parts_of(task), self._observe)
 

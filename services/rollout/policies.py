@@ -31,6 +31,9 @@ class SlippingOracle(ScriptedOracle):
     """The scripted oracle which, in `share` of its episodes, plays one slip before its first
     tool call that can take one; `last_target` is False for the slip's step."""
 
+    #: In-process and bounded: a rollout calls it without a timeout thread.
+    bounded_calls = True
+
     def __init__(self, share: float) -> None:
         super().__init__()
         self.share = share

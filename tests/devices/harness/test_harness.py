@@ -226,3 +226,16 @@ def test_a_sub_agent_that_never_answers_fails_the_delegation() -> None:
     assert obs.result.error.code == "timeout"
     assert len(obs.result.value["results"]) == spec.delegation.max_steps
     assert harness.final_state()["log"][0]["ok"] is False
+
+
+def test_only_a_harness_on_a_bounded_phone_without_sub_agent_policies_is_bounded() -> None:
+    """A rollout skips its timeout thread only where no call can block."""
+    from devices.protocol import declares_bounded_calls
+
+    class Waiting(SimPhone):  # a subclass may wait in a call: it does not inherit the promise
+        pass
+
+    assert declares_bounded_calls(SimPhone()) and declares_bounded_calls(Harness(SimPhone()))
+    assert not declares_bounded_calls(Waiting()) and not declares_bounded_calls(Harness(Waiting()))
+    assert not declares_bounded_calls(Harness(SimPhone(), subagent_policy=lambda name: None))
+    assert not declares_bounded_calls(object())

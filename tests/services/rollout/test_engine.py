@@ -61,6 +61,51 @@ def test_a_stuck_policy_ends_its_episode_as_timeout_instead_of_hanging(tmp_path:
     assert ended.final_state is None
 
 
+class _SlowOracle(ScriptedOracle):
+    """The oracle, whose every answer waits: a subclass of a bounded policy is not bounded."""
+
+    def next_action(self, observation):  # type: ignore[no-untyped-def]
+        time.sleep(3.0)
+        return super().next_action(observation)
+
+
+class _HangingSim(SimPhone):
+    def act(self, action):  # type: ignore[no-untyped-def]
+        time.sleep(3.0)
+        return super().act(action)
+
+
+@pytest.mark.parametrize(("device", "policy"), [(SimPhone, _SlowOracle), (_HangingSim, ScriptedOracle)],
+                         ids=["slow oracle subclass", "hanging phone subclass"])
+def test_a_subclass_of_a_bounded_part_keeps_its_timeout(device, policy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The SimPhone and the built-in oracle run without a timeout thread (their calls cannot
+    block); a subclass may override a call with one that waits, so it gets the timeout again."""
+    rollout = Rollout(device(), policy(), "oracle", BlobStore(tmp_path), call_timeout_s=0.2)
+    began = time.monotonic()
+    _, ended = rollout.run(proposed())
+    rollout.close()
+    assert time.monotonic() - began < 2.5
+    assert ended.outcome == "timeout" and "longer than 0.2 s" in (ended.failure or "")
+
+
+def test_the_sim_and_the_oracle_are_called_without_a_timeout_thread(tmp_path: Path) -> None:
+    import threading
+
+    seen = set()
+
+    class _Noting(ScriptedOracle):
+        bounded_calls = True  # declared by this class itself: bounded
+
+        def next_action(self, observation):  # type: ignore[no-untyped-def]
+            seen.add(threading.current_thread().name)
+            return super().next_action(observation)
+
+    rollout = Rollout(SimPhone(), _Noting(), "oracle", BlobStore(tmp_path))
+    _, ended = rollout.run(proposed())
+    rollout.close()
+    assert ended.outcome == "finished" and seen == {threading.current_thread().name}
+
+
 class BrokenPolicy:
     name = "broken"
 
