@@ -51,16 +51,6 @@ class StuckPolicy:
         return Finish()
 
 
-def test_a_stuck_policy_ends_its_episode_as_timeout_instead_of_hanging(tmp_path: Path) -> None:
-    rollout = Rollout(SimPhone(), StuckPolicy(), "stuck", BlobStore(tmp_path), call_timeout_s=0.2)
-    began = time.monotonic()
-    _, ended = rollout.run(proposed())
-    rollout.close()
-    assert time.monotonic() - began < 2.5
-    assert ended.outcome == "timeout" and "longer than 0.2 s" in (ended.failure or "")
-    assert ended.final_state is None
-
-
 class _SlowOracle(ScriptedOracle):
     """The oracle, whose every answer waits: a subclass of a bounded policy is not bounded."""
 
@@ -75,17 +65,20 @@ class _HangingSim(SimPhone):
         return super().act(action)
 
 
-@pytest.mark.parametrize(("device", "policy"), [(SimPhone, _SlowOracle), (_HangingSim, ScriptedOracle)],
-                         ids=["slow oracle subclass", "hanging phone subclass"])
-def test_a_subclass_of_a_bounded_part_keeps_its_timeout(device, policy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The SimPhone and the built-in oracle run without a timeout thread (their calls cannot
-    block); a subclass may override a call with one that waits, so it gets the timeout again."""
+@pytest.mark.parametrize(("device", "policy"), [(SimPhone, StuckPolicy), (SimPhone, _SlowOracle),
+                                               (_HangingSim, ScriptedOracle)],
+                         ids=["stuck policy", "slow oracle subclass", "hanging phone subclass"])
+def test_a_stuck_call_ends_its_episode_as_timeout_instead_of_hanging(device, policy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A policy or device call that waits ends the episode after the timeout. The SimPhone and
+    the built-in oracle run without a timeout thread (their calls cannot block); a subclass may
+    override a call with one that waits, so it gets the timeout again."""
     rollout = Rollout(device(), policy(), "oracle", BlobStore(tmp_path), call_timeout_s=0.2)
     began = time.monotonic()
     _, ended = rollout.run(proposed())
     rollout.close()
     assert time.monotonic() - began < 2.5
     assert ended.outcome == "timeout" and "longer than 0.2 s" in (ended.failure or "")
+    assert ended.final_state is None
 
 
 def test_the_sim_and_the_oracle_are_called_without_a_timeout_thread(tmp_path: Path) -> None:
