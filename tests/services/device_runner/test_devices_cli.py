@@ -61,3 +61,44 @@ def test_run_rejects_an_unknown_kind_without_a_traceback() -> None:
     result = runner.invoke(app, ["devices", "run", "--kind", "tablet"])
     assert result.exit_code == 1
     assert "kind" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("serial", "offline", "words"), [
+    ("emulator-5556", False, "the adb server lists no phone emulator-5556"),
+    ("emulator-5554", True, "phone emulator-5554 is offline"),
+])
+def test_run_refuses_a_phone_that_is_not_ready_before_the_broker(
+        serial: str, offline: bool, words: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adb runner asks the adb server about its phone first: a phone that is not attached or
+    not ready is one sentence, not a wait on the broker."""
+    with FakeAdbServer({"emulator-5554": FakeDevice(None)}) as server:
+        if offline:
+            server.offline.add("emulator-5554")
+        monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(server.port))
+        result = runner.invoke(app, ["devices", "run", "--serial", serial],
+                               env={"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "COLUMNS": "200"})
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1 and words in output, output
+    assert "Kafka" not in output and "Traceback" not in output
+
+
+def test_run_refuses_a_serial_without_an_adb_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(free_port()))  # nothing listens there
+    result = runner.invoke(app, ["devices", "run", "--serial", "emulator-5554"],
+                           env={"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "COLUMNS": "200"})
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1 and "did not answer" in output and "Kafka" not in output, output
+
+
+def test_a_ready_phone_passes_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    from devices.adb.phone import AdbPhone
+    from devices.adb.settings import load_adb_settings
+    from services.cli.devices_cmd import _phone_problem
+
+    with FakeAdbServer({"emulator-5554": FakeDevice(None)}) as server:
+        monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(server.port))
+        phone = AdbPhone("emulator-5554", settings=load_adb_settings())
+        assert _phone_problem(phone) is None
+        server.disappear("emulator-5554")
+        assert "lists no phone emulator-5554" in (_phone_problem(phone) or "")
+        phone.close()
