@@ -25,6 +25,8 @@ def too_many_faults(fault_share: float) -> bool:
     return fault_share > MAX_FAULT_SHARE
 
 
+logger = logging.getLogger(__name__)
+
 
 def declares_bounded_calls(obj: object) -> bool:
     """Whether `obj`'s own class declares `bounded_calls = True`: every call is in-process work
@@ -35,9 +37,6 @@ def declares_bounded_calls(obj: object) -> bool:
     if isinstance(declared, property):
         return bool(getattr(obj, "bounded_calls", False))
     return declared is True
-
-
-logger = logging.getLogger(__name__)
 
 
 class TaskInstance(Frozen):

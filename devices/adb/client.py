@@ -220,6 +220,21 @@ class AdbCall:
             raise DeviceLost(f"the adb server at {self.settings.host}:{self.settings.port} did "
                              f"not answer ({error}); start it with 'adb -P {self.settings.port} start-server'") from None
 
+    def not_ready(self) -> str | None:
+        """Why this device cannot be driven now, in one sentence (no adb server, not listed,
+        listed but not in state 'device'); None when it is ready."""
+        try:
+            state = self.state()
+        except DeviceError as error:
+            return str(error)
+        if state is None:
+            return (f"the adb server lists no phone {self.serial}; see `flywheel devices list` or "
+                    f"'adb devices'")
+        if state != "device":
+            return (f"phone {self.serial} is {state}; unlock it and accept its USB debugging prompt, "
+                    f"or reconnect it")
+        return None
+
     def is_present(self) -> bool:
         """True when the device is listed by the server in state 'device'."""
         try:

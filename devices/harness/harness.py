@@ -53,12 +53,6 @@ class HarnessSnapshot:
 class Harness:
     """A device plus the agent's harness; implements devices.protocol.Device."""
 
-    @property
-    def bounded_calls(self) -> bool:
-        """True when no call can block: the device's calls are bounded in-process work and no
-        sub-agent runs a policy of its own (a caller may then skip its per-call timeout)."""
-        return declares_bounded_calls(self.device) and self.subagent_policy is None
-
     def __init__(self, device: Device, spec: HarnessSpec | None = None, *,
                  subagent_policy: Callable[[str], Any] | None = None) -> None:
         self.device = device
@@ -78,6 +72,12 @@ class Harness:
         self._catalogue = catalogue_of(self.spec, self._tool_entries)
         self._first: Observation | None = None
         self._header: str | None = None
+
+    @property
+    def bounded_calls(self) -> bool:
+        """True when no call can block: the device's calls are bounded in-process work and no
+        sub-agent runs a policy of its own (a caller may then skip its per-call timeout)."""
+        return declares_bounded_calls(self.device) and self.subagent_policy is None
 
     # ---- identity ----------------------------------------------------------------------
     @property

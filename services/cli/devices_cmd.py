@@ -97,8 +97,8 @@ def run_cmd(
         devices = open_devices(settings)
     except (DeviceError, ValueError) as error:
         raise _fail(f"cannot open device {settings.device_id}: {error}") from None
-    if settings.kind == "adb":
-        problem = _phone_problem(devices[0].device)
+    if settings.kind == "adb":  # asked before the runner waits on the broker
+        problem = devices[0].device.adb.not_ready()
         if problem is not None:
             for device in devices:
                 device.close()
@@ -141,25 +141,6 @@ def run_cmd(
         if isinstance(error, (BrokerError, AdminError, ValueError)):
             raise _fail(str(error))
         raise _fail(f"the runner stopped: {type(error).__name__}: {error}")
-
-
-def _phone_problem(phone: object) -> str | None:
-    """Why an adb phone cannot be driven now (no adb server, not attached, not ready), asked
-    before the runner waits on the broker; None when it is ready."""
-    adb = getattr(phone, "adb", None)
-    if adb is None:
-        return None
-    try:
-        state = adb.state()
-    except DeviceError as error:
-        return str(error)
-    if state is None:
-        return (f"the adb server lists no phone {adb.serial}; see `flywheel devices list` or "
-                f"'adb devices'")
-    if state != "device":
-        return (f"phone {adb.serial} is {state}; unlock it and accept its USB debugging prompt, "
-                f"or reconnect it")
-    return None
 
 
 def _summary(settings: DeviceRunnerSettings, memory: RunnerMemory, elapsed_s: float) -> None:

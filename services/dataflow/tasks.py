@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from devices.harness.harness import Harness
+from devices.kit.final_state import StateView
 from devices.protocol import TaskInstance
 from devices.suite.policies import ScriptOracle
 from devices.suite.registry import get_template
@@ -127,7 +128,7 @@ def oracle_check(task: TaskInstance, harness: Harness) -> tuple[list[Any], float
     return played.actions, score_final_state(task, harness.final_state(copy=False), before=before).score
 
 
-def _solved_already(task: TaskInstance, harness: Harness, before: Any) -> None:
+def _solved_already(task: TaskInstance, harness: Harness, before: StateView) -> None:
     score = score_final_state(task, harness.final_state(copy=False), before=before).score
     if score != 0.0:
         raise AlreadySolved(score)

@@ -93,12 +93,11 @@ def test_run_refuses_a_serial_without_an_adb_server(monkeypatch: pytest.MonkeyPa
 def test_a_ready_phone_passes_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     from devices.adb.phone import AdbPhone
     from devices.adb.settings import load_adb_settings
-    from services.cli.devices_cmd import _phone_problem
 
     with FakeAdbServer({"emulator-5554": FakeDevice(None)}) as server:
         monkeypatch.setenv("FLYWHEEL_ADB_PORT", str(server.port))
         phone = AdbPhone("emulator-5554", settings=load_adb_settings())
-        assert _phone_problem(phone) is None
+        assert phone.adb.not_ready() is None
         server.disappear("emulator-5554")
-        assert "lists no phone emulator-5554" in (_phone_problem(phone) or "")
+        assert "lists no phone emulator-5554" in (phone.adb.not_ready() or "")
         phone.close()
