@@ -154,8 +154,12 @@ class DataLoop(Running):
         return self
 
     def child_env(self) -> dict[str, str]:
-        """The environment every service process gets (the same on a restart)."""
-        return {**os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+        """The environment every service process gets (the same on a restart). Where the rollout
+        plays the oracle, its episodes are the oracle's check of each task, so the generator does
+        not play the oracle again (unless the environment says otherwise): the simulator runs
+        once per episode."""
+        own_check = {} if self.policy != "oracle" else {"FLYWHEEL_GENERATOR_ORACLE_CHECK": "false"}
+        return {**own_check, **os.environ, **self._env, "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
                 "FLYWHEEL_DATA_DIR": str(self.data_dir),
                 "FLYWHEEL_CURATOR_SNAPSHOT_EXAMPLES": str(max(1, self.examples)),
                 "FLYWHEEL_ROLLOUT_POLICY": self.policy,

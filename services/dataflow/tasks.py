@@ -31,6 +31,7 @@ __all__ = [
     "new_harness",
     "oracle_actions",
     "oracle_check",
+    "solved_before_acting",
     "task_event",
     "task_params_for",
 ]
@@ -126,6 +127,19 @@ def oracle_check(task: TaskInstance, harness: Harness) -> tuple[list[Any], float
         _solved_already(task, harness, before)
     # Scored at once and thrown away: the live rows need no copy.
     return played.actions, score_final_state(task, harness.final_state(copy=False), before=before).score
+
+
+def solved_before_acting(task: TaskInstance) -> None:
+    """The checks of a task that need no simulator run: its initial state loads (else
+    InitialStateError, or the LookupError/ValueError of colliding rows) and does not already
+    score above 0 (else AlreadySolved). The start state is built as a reset builds it
+    (`initial_state_of`) and scored as the oracle check scores the state before its first action."""
+    from devices.sim.phone import initial_state_of
+
+    start = initial_state_of(task).to_final_json(copy=False)  # built once: the before and the after
+    score = score_final_state(task, start, before=StateView.from_json(start)).score
+    if score != 0.0:
+        raise AlreadySolved(score)
 
 
 def _solved_already(task: TaskInstance, harness: Harness, before: StateView) -> None:

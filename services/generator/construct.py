@@ -5,13 +5,19 @@ Verification is one oracle run on a SimPhone (`services.dataflow.tasks.oracle_ch
 untouched state, before the oracle's first action, must score 0 (the task is not already
 solved) and the oracle must reach 1 (the task is solvable by acting on observations). A
 candidate that fails either is dropped, with the reason; each template instance is verified
-once (the generator skips task ids it knows).
+once (the generator skips task ids it knows). Where the rollout plays the oracle itself (the
+data phase of `flywheel run`), its episode, judged by the verifier, is the oracle run of a
+template instance or a rephrasing (the suite's tests play every template's oracle; a rephrasing
+keeps its actions): the generator then checks only what needs no simulator (`play_oracle=False`:
+the initial state loads and is not already solved, `services.dataflow.tasks.solved_before_acting`),
+so the simulator runs once per episode. A composition is the generator's own construction, which
+no test has played (two parts' rows or changes can collide): it is always played first.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -22,7 +28,7 @@ from devices.suite.scoring import composed_name
 from devices.suite.template import Template
 from schemas.tasks import Origin, Tier
 from services.dataflow.heldout import held_out_mentions, task_text
-from services.dataflow.tasks import AlreadySolved, oracle_check
+from services.dataflow.tasks import AlreadySolved, oracle_check, solved_before_acting
 
 __all__ = [
     "Candidate",
@@ -63,12 +69,17 @@ class Catalogue:
 
     templates: tuple[Template, ...]
     tiers: dict[str, Tier]
+    by_name: dict[str, Template] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # every candidate looks templates up by name (a composition: every template's family)
+        object.__setattr__(self, "by_name", {t.name: t for t in self.templates})
 
     def template(self, name: str) -> Template:
-        for template in self.templates:
-            if template.name == name:
-                return template
-        raise KeyError(f"template {name!r} is not in the generator's train catalogue")
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise KeyError(f"template {name!r} is not in the generator's train catalogue") from None
 
 
 def tier_of(template: Template, suite_seed: int = 0) -> Tier:
@@ -148,14 +159,19 @@ def _by_rule(goal: str, form: str) -> str:
     return form.format(goal=goal, lower=lower, bare=lower.rstrip(".!"))
 
 
-def verify(candidate: Candidate, harness: Any) -> str | None:
+def verify(candidate: Candidate, harness: Any, *, play_oracle: bool = True) -> str | None:
     """None when the task is sound; otherwise one sentence saying why it is dropped.
-    `harness` is a Harness around a SimPhone (services.dataflow.tasks.new_harness)."""
+    `harness` is a Harness around a SimPhone (services.dataflow.tasks.new_harness); without
+    `play_oracle` a template instance or rephrasing is not played on it: the oracle's run is
+    left to the rollout that plays it (a composition is played either way)."""
     task = candidate.task
     leaks = held_out_mentions(task_text(task.goal, task.params))
     if leaks:
         return f"it carries {', '.join(leaks[:3])} (a train task must not)"
     try:
+        if not play_oracle and candidate.origin != "composed":
+            solved_before_acting(task)
+            return None
         _, solved = oracle_check(task, harness)
     except InitialStateError as error:
         return f"its initial state does not load ({error})"

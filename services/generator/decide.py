@@ -85,6 +85,8 @@ class GeneratorConfig:
     max_tasks: int | None = None
     compose_every: int = 7
     rephrase_every: int = 5
+    #: Play the oracle on each task before proposing it (off where the rollout plays the oracle).
+    oracle_check: bool = True
     min_factor: float = MIN_FACTOR
     max_factor: float = MAX_FACTOR
 
@@ -196,7 +198,7 @@ def _next_task(state: GeneratorState, world: World, cause: str,
             position += 1
             if candidate.task.task_id in state.known:
                 continue
-            reason = verify(candidate, world.phone)
+            reason = verify(candidate, world.phone, play_oracle=config.oracle_check)
             if reason is None:
                 return task_event(candidate.task, tier=candidate.tier, origin=candidate.origin,
                                   parents=list(candidate.parents),

@@ -42,7 +42,8 @@ class GeneratorService:
                                  # a composed task is of COMPOSED_TIER: none outside a tier filter
                                  compose_every=settings.compose_every
                                  if not settings.tiers or COMPOSED_TIER in settings.tiers else 0,
-                                 rephrase_every=settings.rephrase_every)
+                                 rephrase_every=settings.rephrase_every,
+                                 oracle_check=settings.oracle_check)
         catalogue = build_catalogue(settings.suite_seed, settings.tiers)
         rephraser = None
         if settings.rephrase_model is not None:

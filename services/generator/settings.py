@@ -30,6 +30,10 @@ class GeneratorSettings(BaseSettings):
     rephrase_every: int = Field(default=5, ge=0, description="Every n-th task rephrases its "
                                 "goal (0: never).")
     suite_seed: int = Field(default=0, ge=0, description="Seeds every instance.")
+    oracle_check: bool = Field(default=True, description="Play the oracle on each task before "
+                               "proposing it; false where the rollout plays the oracle itself (its "
+                               "episode, judged by the verifier, is the check; the generator then "
+                               "checks only that the start state loads and is not already solved).")
     rephrase_model: Path | None = Field(default=None, description="A local causal LM "
                                         "directory that rephrases goals (unset: rule-based).")
     generator_id: str = Field(default="generator", min_length=1,

@@ -3,14 +3,19 @@ processes on a real broker, every SimPhone reset in any of them counted (a `site
 the services' path wraps `SimPhone.reset`, so no service knows it is counted; a new phone's
 reset to the default task at construction is not an episode and not counted).
 
-With the oracle policy every episode succeeds, so the only sim runs are the rollout's one per
-episode and the generator's one oracle check per template instance it proposes (its drops
-included); the verifier scores the recorded final state and the curator builds rows from the
-recorded contexts, neither replays. A service that replays an episode fails this test."""
+With the oracle policy every episode succeeds, and the rollout's episode is the oracle's check of
+its task, so the only sim runs are the rollout's, one per episode, and the generator's oracle run
+of each composition it tries (its own construction, which no suite test plays): for template
+instances and rephrasings the generator checks what needs no simulator (the start state loads and
+is not already solved), the verifier scores the recorded
+final state and the curator builds rows from the recorded contexts. A service that replays an
+episode fails this test. With any other policy the generator plays the oracle once per task it
+tries (`test_the_generator_plays_the_oracle_only_where_the_rollout_does_not`)."""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from devices.kit.apps import DEFAULT_TASK
+from devices.suite.scoring import COMPOSED_PREFIX
 from schemas.tasks import TaskProposed
 from schemas.topics import TOPICS
 from services.cli.loop_run import DataLoop
@@ -92,8 +98,20 @@ def test_the_sim_runs_once_per_episode(tmp_path: Path, monkeypatch: pytest.Monke
     by_service = Counter(_service(r["argv"]) for r in runs)
     assert episodes == TASKS and failed == 0 and len(tasks) == TASKS
     assert by_service["rollout"] == episodes, by_service
-    assert by_service["verifier"] == 0 and by_service["curator"] == 0, by_service
-    # One oracle check per template instance the generator tried: every proposed task once.
-    generator = Counter(r["task"] for r in runs if _service(r["argv"]) == "generator")
-    assert {t.task_id for t in tasks} <= set(generator) and max(generator.values()) == 1, generator
-    assert set(by_service) == {"generator", "rollout"}, by_service
+    assert set(by_service) <= {"generator", "rollout"}, by_service
+    rollout = Counter(r["task"] for r in runs if _service(r["argv"]) == "rollout")
+    assert rollout == Counter(t.task_id for t in tasks)  # each task's episode, once
+    played = {r["task"] for r in runs if _service(r["argv"]) == "generator"}
+    composed = {t.task_id for t in tasks if t.origin == "composed"}
+    assert composed and composed <= played, (composed, played)  # compositions are played first …
+    assert all(task_id.startswith(COMPOSED_PREFIX) for task_id in played), played  # … nothing else
+
+
+def test_the_generator_plays_the_oracle_only_where_the_rollout_does_not(tmp_path: Path) -> None:
+    """`flywheel run`'s loop turns the generator's own oracle run off only for the oracle policy;
+    a model's rollout gets tasks the generator has seen the oracle solve."""
+    assert DataLoop("127.0.0.1:1", tmp_path, 1).child_env()["FLYWHEEL_GENERATOR_ORACLE_CHECK"] == "false"
+    model = DataLoop("127.0.0.1:1", tmp_path, 1, policy="pkg.mod:Model").child_env()
+    assert model.get("FLYWHEEL_GENERATOR_ORACLE_CHECK") == os.environ.get("FLYWHEEL_GENERATOR_ORACLE_CHECK")
+    explicit = DataLoop("127.0.0.1:1", tmp_path, 1, env={"FLYWHEEL_GENERATOR_ORACLE_CHECK": "true"})
+    assert explicit.child_env()["FLYWHEEL_GENERATOR_ORACLE_CHECK"] == "true"

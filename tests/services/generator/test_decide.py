@@ -276,3 +276,30 @@ def test_a_composed_task_is_scored_by_the_one_checker_on_every_path(world: World
                                          "params": {"parts": task.params["parts"][:1]}})
     oracle_actions(first_part, harness)  # the same world, only the first part done
     assert score_final_state(task, harness.final_state()).score < 1.0
+
+
+class CountingPhone:
+    """Stands where the generator's sim would be, and fails the test if anything plays on it."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the generator used its phone ({name}) without playing the oracle")
+
+
+def test_without_its_own_oracle_run_the_generator_plays_only_compositions(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the rollout plays the oracle, a template instance or rephrasing is checked without
+    a simulator (a start state that already passes is still dropped); a composition, which no
+    suite test plays, is still played, and an unsolvable one still dropped."""
+    from devices.suite import registry
+
+    names = [t.name for t in world.catalogue.templates]
+    config = GeneratorConfig(queue_depth=30, compose_every=0, rephrase_every=4, oracle_check=False)
+    out = decide(initial_state(world.catalogue), Tick("t0"), World(world.catalogue, CountingPhone(), config))
+    assert len(out) == 30 and {e.origin for e in out} == {"template", "rephrased"}
+    real = registry.all_templates()
+    monkeypatch.setattr(registry, "all_templates", lambda: (*real, AlreadyDone()))
+    done = Candidate(AlreadyDone().generate("train", 0, 0), "easy", "template", ())
+    assert "already scores 1.00" in (verify(done, CountingPhone(), play_oracle=False) or "")
+    reasons = [verify(compose(world.catalogue, a, b, 0, 0), world.phone, play_oracle=False)
+               for a in names[:8] for b in names[-8:] if a != b]
+    assert None in reasons and any(r and "the oracle reaches only" in r for r in reasons)
