@@ -120,11 +120,11 @@ def oracle_check(task: TaskInstance, harness: Harness) -> tuple[list[Any], float
 
     def before_first(index: int, _observation: Any, _action: Any) -> None:
         if index == 0:
-            _solved_already(task, harness, before)
+            _solved_already(task, harness.final_state(copy=False), before)
 
     played = play(harness, task, ScriptedOracle(), on_step=before_first).checked()
     if not played.actions:  # nothing done: the final state is the untouched one
-        _solved_already(task, harness, before)
+        _solved_already(task, harness.final_state(copy=False), before)
     # Scored at once and thrown away: the live rows need no copy.
     return played.actions, score_final_state(task, harness.final_state(copy=False), before=before).score
 
@@ -137,13 +137,12 @@ def solved_before_acting(task: TaskInstance) -> None:
     from devices.sim.phone import initial_state_of
 
     start = initial_state_of(task).to_final_json(copy=False)  # built once: the before and the after
-    score = score_final_state(task, start, before=StateView.from_json(start)).score
-    if score != 0.0:
-        raise AlreadySolved(score)
+    _solved_already(task, start, StateView.from_json(start))
 
 
-def _solved_already(task: TaskInstance, harness: Harness, before: StateView) -> None:
-    score = score_final_state(task, harness.final_state(copy=False), before=before).score
+def _solved_already(task: TaskInstance, state: dict[str, Any], before: StateView) -> None:
+    """Raises AlreadySolved when `state`, untouched by the agent, already scores above 0."""
+    score = score_final_state(task, state, before=before).score
     if score != 0.0:
         raise AlreadySolved(score)
 

@@ -17,8 +17,8 @@ no test has played (two parts' rows or changes can collide): it is always played
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from typing import Any
 
 from devices.protocol import TaskInstance
@@ -69,15 +69,15 @@ class Catalogue:
 
     templates: tuple[Template, ...]
     tiers: dict[str, Tier]
-    by_name: dict[str, Template] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def _by_name(self) -> dict[str, Template]:
         # every candidate looks templates up by name (a composition: every template's family)
-        object.__setattr__(self, "by_name", {t.name: t for t in self.templates})
+        return {t.name: t for t in self.templates}
 
     def template(self, name: str) -> Template:
         try:
-            return self.by_name[name]
+            return self._by_name[name]
         except KeyError:
             raise KeyError(f"template {name!r} is not in the generator's train catalogue") from None
 
