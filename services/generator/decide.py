@@ -28,6 +28,7 @@ from services.dataflow.tasks import task_event
 from services.generator.construct import (
     Candidate,
     Catalogue,
+    answers,
     compose,
     instantiate,
     rephrase,
@@ -220,9 +221,12 @@ def _candidate(catalogue: Catalogue, template: str, position: int, number: int,
     if config.compose_every and number % config.compose_every == 0:
         names = [t.name for t in catalogue.templates]
         start = names.index(template)
-        # A partner from another family when there is one, chosen by the position.
+        # A partner from another family when there is one, chosen by the position; never two
+        # parts that both answer (each answer would end the episode).
+        answering = answers(catalogue.template(template), config.suite_seed)
         partners = [n for n in names[start + 1:] + names[:start]
-                    if catalogue.template(n).family != base.task.family] or names
+                    if catalogue.template(n).family != base.task.family
+                    and not (answering and answers(catalogue.template(n), config.suite_seed))] or names
         return compose(catalogue, template, partners[position % len(partners)], position,
                        config.suite_seed)
     if config.rephrase_every and number % config.rephrase_every == 0:

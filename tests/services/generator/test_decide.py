@@ -121,6 +121,31 @@ def test_composed_task_needs_both_parts(world: World) -> None:
     assert len(candidate.task.params["parts"]) == 2
 
 
+def test_a_part_that_answers_goes_last_and_never_beside_another(world: World,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer ends the episode: a composition puts the answering part last (else the oracle
+    never reaches the other part), and the generator never pairs two answering templates."""
+    from services.generator import construct
+    from services.generator.decide import _candidate
+
+    catalogue = world.catalogue
+    asking = [t.name for t in catalogue.templates if construct.answers(t)]
+    doing = [t.name for t in catalogue.templates if not construct.answers(t)]
+    assert asking and doing
+    pair = next((a, b) for a in asking for b in doing
+                if catalogue.template(a).family != catalogue.template(b).family
+                and verify(compose(catalogue, a, b, 0, 0), world.phone) is None)
+    assert compose(catalogue, *pair, 0, 0).task.template == f"composed:{pair[1]}+{pair[0]}"
+    config = GeneratorConfig(compose_every=1, rephrase_every=0)
+    for position in range(12):  # an answering template's partners never answer
+        parts = _candidate(catalogue, asking[0], position, 1, config).parents
+        assert sum(construct.answers(catalogue.template(p)) for p in parts) == 1, parts
+    monkeypatch.setattr(construct, "answers", lambda *_: False)  # the order as asked: it fails
+    unordered = compose(catalogue, *pair, 0, 0)
+    assert unordered.task.template == f"composed:{pair[0]}+{pair[1]}"
+    assert "the oracle reaches only" in (verify(unordered, world.phone) or "")
+
+
 def test_feedback_moves_the_mix_toward_weak_templates_within_bounds(world: World) -> None:
     state = initial_state(world.catalogue)
     weak = world.catalogue.templates[3].name
@@ -212,12 +237,12 @@ def test_clamp_shares_keeps_every_slice_in_bounds() -> None:
 def test_dropped_candidates_are_counted_not_published(world: World) -> None:
     from services.generator.decide import decide_counting
 
-    composing = World(world.catalogue, world.phone, GeneratorConfig(queue_depth=30,
+    composing = World(world.catalogue, world.phone, GeneratorConfig(queue_depth=60,
                                                                      compose_every=1))
     events, dropped = decide_counting(initial_state(world.catalogue), Tick("t0"), composing)
     assert dropped["composed"] >= 1  # some compositions do not verify …
     published = [e for e in events if e.type == "task.proposed"]
-    assert len(published) == 30  # … and the queue is still filled with ones that do
+    assert len(published) == 60  # … and the queue is still filled with ones that do
     for event in published:
         from services.dataflow.tasks import instance_of
         assert verify(Candidate(instance_of(event), event.tier, event.origin, ()),
