@@ -65,11 +65,34 @@ def _strings(pools: Iterable[Pool], split: str) -> set[str]:
 
 
 def value_pattern(values: set[str]) -> re.Pattern[str] | None:
-    """A regex matching any of `values` as a whole word (longest first), or None for no values."""
+    """A regex matching any of `values` as a whole word (longest first), or None for no values.
+
+    The values are written as a trie (`Ana|Anna` as `An(?:a|na)`): the regex engine then tries
+    one branch per character instead of every value at every position (the generator and the
+    curator scan each task for held-out values: ~10x faster). It matches what the plain
+    longest-first alternation matches: values that match at one position are prefixes of one
+    another, on one path of the trie, and each optional tail is tried before its end."""
     if not values:
         return None
-    body = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
-    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
+    return re.compile(rf"(?<![\w-])(?:{_trie_regex(values)})(?![\w-])")
+
+
+def _trie_regex(values: Iterable[str]) -> str:
+    trie: dict[str, Any] = {}
+    for value in values:
+        node = trie
+        for char in value:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a value ends here
+
+    def body(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + body(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        group = branches[0] if len(branches) == 1 and len(branches[0]) == 1 else f"(?:{'|'.join(branches)})"
+        return f"{group}?" if "" in node else group
+
+    return body(trie)
 
 
 def uncovered_mentions(text: str, own: re.Pattern[str] | None,

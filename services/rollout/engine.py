@@ -160,7 +160,7 @@ class Rollout:
         final_state = None
         if outcome != "timeout":
             try:
-                state = self.device.final_state()
+                state = self.device.final_state(copy=False)  # serialised below, before anything acts
             except DeviceError as error:  # a lost remote device has no state to report
                 failure = failure or f"the device could not report its final state: {error}"
                 outcome = "device_failed"

@@ -99,3 +99,26 @@ def test_test_instances_carry_only_test_values() -> None:
                 params = template.generate("test", i, 3).params
                 for key, pool in template.pools.items():
                     assert pool.contains(params[key], "test") and not pool.contains(params[key], "train")
+
+
+def test_the_value_pattern_matches_what_a_longest_first_alternation_matches() -> None:
+    """The trie-shaped pattern finds the same spans as the plain `longest|long|...` alternation:
+    on values that are prefixes of one another, with punctuation, inside longer words and
+    next to hyphens."""
+    import random
+    import re
+
+    from devices.suite.leakage import value_pattern
+
+    values = {"Ana", "Anna", "Anna Lee", "Ann", "Noor Haddad", "Noor", "C++ notes", "a.b", "Rue 9", "Rue 91",
+              "St. Ives", "x-ray", "Lee"}
+    body = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
+    plain = re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
+    trie = value_pattern(values)
+    assert trie is not None and value_pattern(set()) is None
+    rng = random.Random(7)
+    words = sorted(values) + ["Annabel", "Anal", "Noor-Haddad", "Rue 912", "x", "-", "ray", "Leeds"]
+    for _ in range(2000):
+        text = rng.choice([" ", ", ", "-", "", "."]).join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+        assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+    assert [m.group(0) for m in trie.finditer("Anna Lee met Annabel and Noor-Haddad")] == ["Anna Lee"]
