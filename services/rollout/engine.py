@@ -21,7 +21,7 @@ from devices.blobs import BlobStore
 from devices.harness.context import CONTEXT_VERSION
 from devices.harness.episode import play
 from devices.protocol import DeviceError, DeviceLost, declares_bounded_calls
-from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage
+from schemas.episodes import EpisodeEnded, EpisodeStarted, Step, TokenUsage, unseen_screens_dropped
 from schemas.tasks import TaskProposed
 from services.dataflow.ids import derived_id
 from services.dataflow.tasks import instance_of
@@ -168,6 +168,7 @@ class Rollout:
                 data = json.dumps(state, sort_keys=True, separators=(",", ":"),
                                   default=str).encode()
                 final_state = self.blobs.put(data, "application/json")
+        steps = unseen_screens_dropped(steps)  # what the policy was shown, not every screen
         ended = EpisodeEnded(
             event_id=derived_id("episode.ended", episode_id), episode_id=episode_id,
             task_id=task.task_id, device_id=self.device.device_id,

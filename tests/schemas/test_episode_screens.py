@@ -82,3 +82,22 @@ def test_a_bad_reference_is_refused_with_one_sentence(edit: Any, sentence: str) 
     edit(data["steps"])
     with pytest.raises(SchemaError, match=sentence):
         decode(json.dumps(data).encode(), TOPIC)
+
+
+def test_a_screen_nobody_was_shown_is_not_recorded() -> None:
+    """A tool result is what the policy saw after a tool step, so the screen behind it is dropped
+    unless the next step acts on the screen (then the gate shows it as the screen that step was
+    chosen on); a GUI step's screen, which the policy saw, always stays."""
+    from schemas.actions import Click
+    from schemas.episodes import unseen_screens_dropped
+
+    steps = [_step(0, CALL, HOME), _step(1, CALL, HOME), _step(2, Click(index=1), APP, "messages"),
+             _step(3, CALL, APP, "messages"), _step(4, OpenApp(app_name="Messages"), APP, "messages"),
+             _step(5, CALL, APP, "messages")]
+    kept = unseen_screens_dropped(steps)
+    assert [len(s.observation.screen) for s in kept] == [0, 4, 2, 2, 2, 0]
+    assert [s.observation.result for s in kept] == [s.observation.result for s in steps]
+    assert unseen_screens_dropped(STEPS)[2].observation.screen == APP  # an OpenApp's own screen
+    episode = _episode(kept)
+    assert decode(encode(episode), TOPIC) == episode  # still read back as written
+    assert len(encode(episode)) < len(encode(_episode(steps)))

@@ -215,3 +215,24 @@ def test_only_the_slipping_oracle_can_mark_a_step_as_no_target(tmp_path: Path) -
     finally:
         rollout.close()
     assert ended.steps and all(step.target for step in ended.steps)
+
+
+def test_the_episode_records_the_screens_the_policy_saw_and_not_the_rest(tmp_path: Path) -> None:
+    """A mixed episode (tool calls, then GUI steps): a tool step's screen is recorded only where
+    the next step acts on the screen; every GUI step keeps the screen it left."""
+    from devices.suite.registry import templates_for
+    from schemas.episodes import SCREENLESS_ACTIONS
+
+    names = [t.name for t in templates_for("train")]
+    task = proposed(i=0, template=names.index("tick_off_reminder__and__bank_reference_gui"))
+    _, ended = roll(task, tmp_path)
+    assert ended.outcome == "finished"
+    steps = ended.steps
+    tool_steps = [(s, n) for s, n in zip(steps, steps[1:]) if s.observation.result is not None]
+    assert any(n.action.action_type in SCREENLESS_ACTIONS for _, n in tool_steps)  # both kinds occur
+    assert any(n.action.action_type not in SCREENLESS_ACTIONS for _, n in tool_steps)
+    for step, following in tool_steps:
+        shown_next = following.action.action_type not in SCREENLESS_ACTIONS
+        assert bool(step.observation.screen) == shown_next, (step.index, following.action.action_type)
+    assert all(s.observation.screen for s in steps if s.observation.result is None
+               and s.action.action_type not in SCREENLESS_ACTIONS)  # what a GUI step left on screen
