@@ -10,7 +10,10 @@ template), then counts its tokens with the model's tokenizer. Prints the median 
 and tier and overall, and the answer tokens beside them (the part a model is trained to write).
 `new/step` is the median of what each step adds to the previous step's prompt and answer — what a
 packed SFT sequence and the policy's prefix cache actually compute per step — and `episode` the
-median tokens of a whole episode (one packed SFT sequence).
+median tokens of a whole episode (one packed SFT sequence). `unpacked` is the median over episodes
+of every step's prompt and answer added up: what training computes when each step is its own row,
+as it must be when a step's prompt is not the previous prompt extended (a window of the last
+steps, a summary of older ones) — the price of a shorter per-step prompt.
 """
 
 from __future__ import annotations
@@ -49,11 +52,13 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
     groups: dict[str, list[int]] = defaultdict(list)
     new_tokens: dict[str, list[int]] = defaultdict(list)
     episode_tokens: dict[str, list[int]] = defaultdict(list)
+    unpacked_tokens: dict[str, list[int]] = defaultdict(list)
     answers: list[int] = []
 
     def counter(task: Any, seen: list[int]) -> Any:
         """Counts each step's prompt, and the tokens it adds to the previous step's prompt and
-        answer (what packing and a prefix cache compute); `seen` ends as the episode's length."""
+        answer (what packing and a prefix cache compute); `seen` ends as the episode's length
+        and the sum of its steps' prompts and answers."""
         tier = get_template(task.template).tier or "unknown"
 
         def on_step(_index: int, observation: Any, action: Any) -> None:
@@ -64,21 +69,24 @@ def measure(tokenizer: Any, split: str, n: int, seed: int) -> dict[str, Any]:
                 groups[key].append(len(ids))
                 new_tokens[key].append(len(ids) - seen[0])
             seen[0] = len(ids) + answer
+            seen[1] += len(ids) + answer
             answers.append(answer)
         return on_step
 
     for task in generate_split(split, n, seed):  # type: ignore[arg-type]
         oracle = OraclePolicy()
         oracle.prepare(task)
-        seen = [0]
+        seen = [0, 0]
         play(harness, task, Alongside(oracle, policy), on_step=counter(task, seen))
         tier = get_template(task.template).tier or "unknown"
         for key in ("all", task.family, f"tier/{tier}", f"{task.family}/{tier}"):
             episode_tokens[key].append(seen[0])
+            unpacked_tokens[key].append(seen[1])
     harness.close()
     table = {key: {"steps": len(v), "median": statistics.median(v), "p90": _quantile(v, 0.9),
                    "max": max(v), "new_median": statistics.median(new_tokens[key]),
-                   "episode_median": statistics.median(episode_tokens[key])} for key, v in sorted(groups.items())}
+                   "episode_median": statistics.median(episode_tokens[key]),
+                   "unpacked_median": statistics.median(unpacked_tokens[key])} for key, v in sorted(groups.items())}
     return {"split": split, "n": n, "seed": seed, "prompt_tokens": table,
             "answer_tokens_median": statistics.median(answers) if answers else 0.0}
 
@@ -98,11 +106,12 @@ def main(argv: list[str] | None = None) -> int:
 
     result = measure(load_tokenizer(args.model), args.split, args.n, args.seed)
     table = Table(title=f"prompt tokens per step ({args.split}, n={args.n}, seed {args.seed})")
-    for column in ("slice", "steps", "median", "p90", "max", "new/step", "episode"):
+    for column in ("slice", "steps", "median", "p90", "max", "new/step", "episode", "unpacked"):
         table.add_column(column, justify="left" if column == "slice" else "right")
     for key, row in result["prompt_tokens"].items():
         table.add_row(key, str(row["steps"]), f"{row['median']:.0f}", f"{row['p90']:.0f}", str(row["max"]),
-                      f"{row['new_median']:.0f}", f"{row['episode_median']:.0f}")
+                      f"{row['new_median']:.0f}", f"{row['episode_median']:.0f}",
+                      f"{row['unpacked_median']:.0f}")
     Console().print(table)
     Console().print(f"answer tokens per step, median: {result['answer_tokens_median']:.0f}")
     if args.json:
