@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from kafka.producer.future import FutureRecordMetadata
 
-from devices.protocol import Device
+from devices.protocol import Device, declares_bounded_calls
 from schemas.episodes import ActionRequested
 from schemas.topics import TOPICS, Topic
 from services.device_runner.decide import RunnerMemory
@@ -65,7 +65,9 @@ def run_device_runner(settings: DeviceRunnerSettings, device: Device | Sequence[
     if bootstrap is None:
         bootstrap, started = ensure_broker(load_bus_settings())
     memory = memory if memory is not None else RunnerMemory()
-    guards = {device_id: ActionGuard(settings.action_timeout_s) for device_id in by_id}
+    # A phone whose calls cannot block (a SimPhone) is called inline: no thread hop per action.
+    guards = {d.device_id: ActionGuard(None if declares_bounded_calls(d) else settings.action_timeout_s)
+              for d in devices}
     first = devices[0]  # another runner's action on a shared partition is dropped under it
     try:
         create_topics(bootstrap, [actions, observations])

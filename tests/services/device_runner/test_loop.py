@@ -224,3 +224,33 @@ def test_a_restarted_runner_resumes_after_its_committed_actions(bootstrap: str,
     assert second.executed == 0 and second.failed == 1
     assert isinstance(events[2], DeviceFailed) and events[2].reason == "unavailable"
     assert step_of(phone) == 2
+
+
+def test_a_phone_that_cannot_block_is_called_inline_and_any_other_behind_the_deadline(
+        bootstrap: str, fresh_topic, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SimPhone declares `bounded_calls`: the runner calls it on its own thread (no thread hop
+    per action); a subclass does not inherit the promise and runs on the guard's worker thread,
+    where a hang would end in a timeout instead of hanging the runner."""
+    threads: dict[str, set[str]] = {}
+    real_act = SimPhone.act
+
+    def recording_act(self: SimPhone, action: Any) -> Any:
+        threads.setdefault(self.device_id, set()).add(threading.current_thread().name)
+        return real_act(self, action)
+
+    class CarefulPhone(SimPhone):
+        """Overrides nothing but may as well wait on a network: no `bounded_calls` of its own."""
+
+    monkeypatch.setattr(SimPhone, "act", recording_act)
+    actions, observations = fresh_topic("flywheel.actions"), fresh_topic("flywheel.observations")
+    _publish(bootstrap, actions, [request(device, f"ep-{device}", step)
+                                  for step in range(3) for device in ("sim-0", "sim-1")])
+    collector = _Collector(bootstrap, observations)
+    try:
+        with _runner(bootstrap, SimPhone("sim-0"), actions, observations, "g-inline"), \
+                _runner(bootstrap, CarefulPhone("sim-1"), actions, observations, "g-inline"):
+            collector.until(lambda seen: len(seen) >= 6)
+    finally:
+        collector.close()
+    assert threads["sim-0"] and not any(name.startswith("device-call") for name in threads["sim-0"])
+    assert threads["sim-1"] and all(name.startswith("device-call") for name in threads["sim-1"])
