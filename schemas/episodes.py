@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from schemas.actions import Action
+from schemas.actions import PLANNER_ACTION_TYPES, Action
 from schemas.envelope import Event, Frozen
 from schemas.observations import BlobRef, Observation, UIElement
 
@@ -192,17 +192,16 @@ def elide_repeated_screens(steps: list[Step]) -> list[Step]:
     for step in steps:
         screen = step.observation.screen
         if last is not None and screen and screen == last.observation.screen:
-            observation = BaseModel.model_copy(step.observation, update={"screen": []})
-            step = BaseModel.model_copy(step, update={"observation": observation, "screen_as_step": last.index})
+            step = _without_screen(step, screen_as_step=last.index)
         elif screen:
             last = step
         written.append(step)
     return written
 
 
-#: Actions a policy takes without looking at the screen (anything else acts on it, or may).
-SCREENLESS_ACTIONS = frozenset({"tool_call", "memory_read", "memory_write", "use_skill", "delegate",
-                                "ask_user", "answer", "status", "finish"})
+#: Actions a policy takes without looking at the screen: the planner's actions, and the two
+#: GUI-set ones that only speak (anything else acts on the screen, or may).
+SCREENLESS_ACTIONS = PLANNER_ACTION_TYPES | {"answer", "status"}
 
 
 def unseen_screens_dropped(steps: list[Step]) -> list[Step]:
@@ -211,16 +210,16 @@ def unseen_screens_dropped(steps: list[Step]) -> list[Step]:
     so its screen is kept only where the next step acts on the screen (the gate shows it as the
     screen that step was chosen on). On an oracle run of the suite these were 42% of an
     episode's bytes. Every screen a policy saw stays."""
-    kept: list[Step] = []
-    for position, step in enumerate(steps):
-        following = steps[position + 1] if position + 1 < len(steps) else None
-        unseen = (step.observation.result is not None and step.observation.screen
-                  and (following is None or following.action.action_type in SCREENLESS_ACTIONS))
-        if unseen:
-            observation = BaseModel.model_copy(step.observation, update={"screen": []})
-            step = BaseModel.model_copy(step, update={"observation": observation})
-        kept.append(step)
-    return kept
+    return [_without_screen(step) if step.observation.result is not None and step.observation.screen
+            and (following is None or following.action.action_type in SCREENLESS_ACTIONS) else step
+            for step, following in zip(steps, [*steps[1:], None])]
+
+
+def _without_screen(step: Step, **changes: Any) -> Step:
+    """`step` with an empty screen (and `changes`). BaseModel.model_copy: both parts were
+    validated, so the copy is not marked unvalidated."""
+    observation = BaseModel.model_copy(step.observation, update={"screen": []})
+    return BaseModel.model_copy(step, update={"observation": observation, **changes})
 
 
 def restore_screens(steps: list[Step]) -> list[Step]:
